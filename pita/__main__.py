@@ -1,0 +1,3 @@
+from pita.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,38 @@
+"""p12: the loss is not reduced before backward, so burn's gradients are batch-size times larger."""
+
+from pita.experiment import (
+    Accepts, CompileFails, Diagnosed, Experiment, Matches, Mismatches, Panics, Raises,
+    ScaledByMetadata, SourceRef,
+)
+
+EXPERIMENT = Experiment(
+    id="p12",
+    title="loss 忘了 mean，梯度大了 batch 倍",
+    mainline="loss → backward",
+    kind="silent",
+    torch_script="experiments/pytorch/p12_nonscalar.py",
+    burn_binary="p12",
+    torch_variants=("nonscalar", "mean"),
+    burn_variants=("nomean", "mean", "guard"),
+    comparisons=(("torch-mean", "burn-mean"), ("torch-mean", "burn-nomean")),
+    compile_fail=("ce12",),
+    sources=(
+        SourceRef("burn-autodiff", "src/grads.rs", "Gradients::new", "float_ones("),
+        SourceRef("burn-nn", "src/loss/mse.rs", "MseLoss::forward", "Reduction::Mean | Reduction::Auto"),
+    ),
+    claims=(
+        Raises("torch-rejects-nonscalar", "PyTorch refuses backward() on the per-sample loss",
+               "torch", "nonscalar", "RuntimeError", "grad can be implicitly created only for scalar outputs"),
+        Accepts("burn-accepts-nonscalar", "burn runs backward() on the per-sample loss", "burn", "nomean"),
+        ScaledByMetadata("nomean-is-batch-times-mean", "burn-nomean = batch_size × torch-mean, element by element",
+                         "torch-mean", "burn-nomean", "batch_size"),
+        Diagnosed("compare-names-the-factor", "compare diagnoses the scale and names the batch size",
+                  "torch-mean", "burn-nomean", "scale", "batch_size"),
+        Matches("fix-matches", "burn-mean matches torch-mean at atol 1e-6", "torch-mean", "burn-mean"),
+        Mismatches("negative-control", "burn-nomean against torch-mean is a MISMATCH", "torch-mean", "burn-nomean"),
+        CompileFails("ce12-rejects-rank-2", "backward_scalar rejects a [B, 1] loss at compile time",
+                     "ce12", "E0308", "expected `1`, found `2`"),
+        Panics("guard-panics-on-rank-1", "backward_scalar rejects a [B] loss at run time",
+               "burn", "guard", "loss must be reduced (mean/sum) before backward"),
+    ),
+)

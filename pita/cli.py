@@ -1,0 +1,79 @@
+"""The `pita` command line. Data goes to stdout, progress and errors to stderr.
+
+Exit codes: 0 everything held, 1 a mismatch or a failed claim, 2 unusable input or arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from pita.errors import EXIT_USAGE, UsageError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line and exit 2, as for any other unusable input
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="pita", description="Checks PyTorch-to-burn ports: paired experiments, parity, handbook.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    compare = commands.add_parser("compare", help="compare two dumps (reference first)")
+    compare.add_argument("reference")
+    compare.add_argument("candidate")
+    compare.add_argument("--atol", type=float, default=1e-6, help="absolute tolerance (default 1e-6)")
+    compare.add_argument("--rtol", type=float, default=0.0, help="relative tolerance, times |reference| (default 0)")
+    compare.add_argument("--equal-nan", action="store_true", help="let NaN match NaN")
+    compare.add_argument("--allow-input-mismatch", action="store_true", help="compare dumps whose input hashes differ")
+    compare.add_argument("--format", choices=("text", "json"), default="text")
+    compare.set_defaults(handler=_compare)
+
+    run = commands.add_parser("run", help="build, run and check an experiment's claims")
+    run.add_argument("experiment", help="experiment id, e.g. p12")
+    run.add_argument("--out", help="folder for dumps and the run record (default runs/<id>)")
+    run.set_defaults(handler=_run)
+
+    book = commands.add_parser("book", help="render or check the handbook from run records")
+    book.add_argument("action", choices=("build", "check"))
+    book.set_defaults(handler=_book)
+    return parser
+
+
+def _compare(args) -> int:
+    from pita.compare import Tolerance, compare_dumps
+    from pita.dump import read_dump
+    from pita.report import render_json, render_text
+
+    tolerance = Tolerance(atol=args.atol, rtol=args.rtol, equal_nan=args.equal_nan)
+    if tolerance.atol < 0 or tolerance.rtol < 0:
+        raise UsageError("--atol and --rtol must not be negative")
+    reference, candidate = read_dump(args.reference), read_dump(args.candidate)
+    result = compare_dumps(reference, candidate, tolerance, allow_input_mismatch=args.allow_input_mismatch)
+    sys.stdout.write(render_json(result) if args.format == "json" else render_text(result))
+    return 0 if result.ok else 1
+
+
+def _run(args) -> int:
+    from pita.run import run_experiment
+
+    return run_experiment(args.experiment, out=args.out)
+
+
+def _book(args) -> int:
+    from pita.book import build, check
+
+    return build() if args.action == "build" else check()
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return args.handler(args)
+    except UsageError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

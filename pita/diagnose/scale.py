@@ -1,0 +1,65 @@
+"""scale: every element of the candidate is the reference times one common factor.
+
+What it detects
+    A factor `k` (not 1) such that `candidate ≈ k × reference` element by element, with the error
+    left after dividing by `k` far below the error before.
+
+Why it happens in a port
+    A loss summed where PyTorch averaged: burn's `backward()` seeds the root with ones, so a
+    per-sample loss backpropagates its sum and every gradient is batch-size times larger. Also:
+    a learning rate or loss weight ported with a different convention, `reduction="sum"` against
+    `"mean"`, a missing `1/(1-p)` dropout scale.
+
+Example
+    reference (torch, mean loss) `bias.grad [-0.65]`, candidate (burn, no mean) `[-2.6]`:
+    `candidate = 4 × reference`, and 4 is the batch size recorded in the dumps.
+
+Remedy
+    Find where the factor enters. When it equals the batch size, reduce the loss with `.mean()`
+    before `backward()` (pita's `backward_scalar` guard rejects an unreduced loss).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pita.diagnose.base import Context, Diagnosis, format_factor
+
+KIND = "scale"
+NOT_A_SCALE = 1e-4  # |k - 1| below this is rounding, not a scale
+EXPLAINED = 1e-2  # the residual must be at most this fraction of the original error
+
+
+def detect(reference: np.ndarray, candidate: np.ndarray, atol: float, context: Context) -> Diagnosis | None:
+    r, c = reference.astype(np.float64).ravel(), candidate.astype(np.float64).ravel()
+    if not (np.all(np.isfinite(r)) and np.all(np.isfinite(c))):
+        return None
+    nonzero = r != 0
+    if not nonzero.any():
+        return None
+    factor = float(np.median(c[nonzero] / r[nonzero]))
+    if factor == 0 or not np.isfinite(factor) or abs(factor - 1) < NOT_A_SCALE or abs(factor + 1) < NOT_A_SCALE:
+        return None
+    before = float(np.max(np.abs(c - r)))
+    residual = float(np.max(np.abs(c / factor - r)))
+    if residual > max(EXPLAINED * before, 0.0) and residual > atol:
+        return None
+    shown = format_factor(factor)
+    message = f"candidate = {shown} × reference (after dividing by {shown}: max|diff| {residual:.2e})"
+    hint = _batch_hint(factor, context)
+    return Diagnosis(
+        kind=KIND,
+        params={"factor": factor, "support": int(np.count_nonzero(nonzero)), "hint": hint},
+        message=f"{message}; {hint}" if hint else message,
+        residual=residual,
+        tentative=int(np.count_nonzero(nonzero)) < 2,
+    )
+
+
+def _batch_hint(factor: float, context: Context) -> str:
+    for batch in sorted(context.batch_sizes):
+        if batch > 1 and abs(factor - batch) <= 1e-4 * batch:
+            return f"{batch} is the batch size recorded in the dumps: the candidate's loss was probably not reduced (mean) before backward"
+        if batch > 1 and abs(factor * batch - 1) <= 1e-4:
+            return f"1/{batch} is one over the batch size recorded in the dumps: the reference's loss was probably not reduced (mean) before backward"
+    return ""

@@ -1,0 +1,114 @@
+"""The run record: everything one `pita run` observed, saved as JSON and reloaded by the book."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from pita.dump import write_atomically
+
+RECORD_FORMAT = "pita-run/1"
+
+
+@dataclass
+class ProgramRun:
+    """One side running one variant: what it printed, how it exited, what it dumped."""
+
+    side: str
+    variant: str
+    command: list[str]
+    exit_code: int
+    stdout: str
+    stderr: str
+    dump: str | None = None  # file name inside the run folder
+    tensors: dict[str, list] = field(default_factory=dict)  # small tensors' values, for the book
+
+    @property
+    def name(self) -> str:
+        return f"{self.side}-{self.variant}"
+
+
+@dataclass
+class ComparisonRun:
+    """`pita compare REFERENCE CANDIDATE` run as a user runs it, plus the structured result."""
+
+    reference: str
+    candidate: str
+    command: list[str]
+    exit_code: int
+    stdout: str
+    result: dict
+
+
+@dataclass
+class CompileFailRun:
+    case: str
+    exit_code: int
+    diagnostic: str
+    snapshot: str
+    matches_snapshot: bool
+
+
+@dataclass
+class SourceLocation:
+    """Where in the pinned burn source a behaviour comes from, found by search, not typed."""
+
+    crate: str
+    version: str
+    file: str
+    line: int
+    function: str
+    text: str
+
+
+@dataclass
+class ClaimResult:
+    id: str
+    text: str
+    expected: str
+    observed: str
+    ok: bool
+
+
+@dataclass
+class RunRecord:
+    experiment: str
+    platform: dict
+    input_sha256: str
+    programs: list[ProgramRun]
+    comparisons: list[ComparisonRun]
+    compile_fail: list[CompileFailRun]
+    sources: list[SourceLocation]
+    claims: list[ClaimResult]
+    format: str = RECORD_FORMAT
+
+    @property
+    def ok(self) -> bool:
+        return all(claim.ok for claim in self.claims)
+
+    def program(self, side: str, variant: str) -> ProgramRun:
+        return next(p for p in self.programs if p.side == side and p.variant == variant)
+
+    def comparison(self, reference: str, candidate: str) -> ComparisonRun:
+        return next(c for c in self.comparisons if (c.reference, c.candidate) == (reference, candidate))
+
+    def save(self, path: str | Path) -> None:
+        data = {"ok": self.ok, **asdict(self)}
+        write_atomically(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
+
+    @classmethod
+    def load(cls, path: str | Path) -> RunRecord:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data.pop("ok", None)
+        return cls(
+            experiment=data["experiment"],
+            platform=data["platform"],
+            input_sha256=data["input_sha256"],
+            programs=[ProgramRun(**p) for p in data["programs"]],
+            comparisons=[ComparisonRun(**c) for c in data["comparisons"]],
+            compile_fail=[CompileFailRun(**c) for c in data["compile_fail"]],
+            sources=[SourceLocation(**s) for s in data["sources"]],
+            claims=[ClaimResult(**c) for c in data["claims"]],
+            format=data.get("format", RECORD_FORMAT),
+        )

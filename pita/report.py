@@ -1,0 +1,51 @@
+"""Report: a comparison rendered as text lines (the chapter's form) or as one JSON object."""
+
+from __future__ import annotations
+
+import json
+
+from pita.compare import ComparisonResult, TensorResult
+
+
+def render_text(result: ComparisonResult) -> str:
+    lines = [f"reference: {result.reference}", f"candidate: {result.candidate}"]
+    lines.append(f"tolerance: {result.tolerance.formula()}")
+    if result.missing or result.extra:
+        one_sided = []
+        if result.missing:
+            one_sided.append(f"missing from candidate: {', '.join(result.missing)}")
+        if result.extra:
+            one_sided.append(f"only in candidate: {', '.join(result.extra)}")
+        lines.append("unpaired: " + "; ".join(one_sided))
+    for tensor in result.tensors:
+        lines.extend(_tensor_lines(tensor))
+    verdict = "OK" if result.ok else "MISMATCH"
+    lines.append(f"worst={result.worst:.2e} tol={result.tolerance.short()} {verdict}")
+    return "\n".join(lines) + "\n"
+
+
+def _tensor_lines(tensor: TensorResult) -> list[str]:
+    line = f"{tensor.name} n= {tensor.n} max|diff|={tensor.max_abs_diff:.2e}"
+    if tensor.max_ulp is not None:
+        line += f" max_ulp={_ulp(tensor.max_ulp)} at {tensor.max_ulp_index}"
+    if not tensor.ok:
+        share = 100.0 * tensor.mismatched / tensor.n if tensor.n else 100.0
+        line += f" MISMATCH {tensor.mismatched}/{tensor.n} ({share:.1f}%)"
+        if tensor.worst_reference is not None:
+            line += f" worst at {tensor.worst_index}: reference {tensor.worst_reference:.9g}, candidate {tensor.worst_candidate:.9g}"
+    lines = [line]
+    lines.extend(f"  note: {note}" for note in tensor.notes)
+    lines.extend(f"  diagnosis {d.kind}: {d.message}" for d in tensor.diagnosis)
+    return lines
+
+
+def _ulp(value: int) -> str:
+    return "inf" if value >= 2**63 else str(value)
+
+
+def render_json(result: ComparisonResult) -> str:
+    return json.dumps(result.to_dict(), indent=2, default=_jsonable) + "\n"
+
+
+def _jsonable(value):
+    return int(value) if hasattr(value, "__int__") else str(value)

@@ -1,0 +1,203 @@
+"""Run: build once, run both sides of an experiment, compare, build the compile-fail cases,
+locate the burn source behind the behaviour, check every claim, and save the run record."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+from pita import catalog
+from pita.compare import compare_dumps
+from pita.dump import read_dump
+from pita.errors import UsageError
+from pita.experiment import Experiment, SourceRef
+from pita.record import ComparisonRun, ProgramRun, RunRecord, SourceLocation
+from pita import compile_fail
+
+SMALL_TENSOR = 64  # tensors up to this many elements are kept in the record for the book
+
+
+def repo_root() -> Path:
+    root = Path(__file__).resolve().parents[1]
+    if not (root / "Cargo.toml").exists():
+        raise UsageError("pita run needs a source checkout (the cargo workspace beside the pita package)")
+    return root
+
+
+def progress(message: str) -> None:
+    print(f"pita: {message}", file=sys.stderr, flush=True)
+
+
+def run_experiment(experiment_id: str, out: str | None = None) -> int:
+    experiment = catalog.get(experiment_id)
+    root = repo_root()
+    out_dir = Path(out) if out else root / "runs" / experiment.id
+    out_dir.mkdir(parents=True, exist_ok=True)
+    build(root, [experiment.burn_binary])
+    record = collect(experiment, root, out_dir.resolve())
+    record.save(out_dir / "record.json")
+    record.save(root / "book" / "records" / f"{experiment.id}.json")
+    print(claims_table(record))
+    progress(f"record saved to {out_dir / 'record.json'} and book/records/{experiment.id}.json")
+    return 0 if record.ok else 1
+
+
+def build(root: Path, binaries: list[str]) -> None:
+    """Builds the experiment binaries (debug, like the handbook) with cargo's progress shown."""
+    progress(f"building {', '.join(binaries)} (cargo, debug)")
+    command = ["cargo", "build", "-p", "pita-t"] + [arg for name in binaries for arg in ("--bin", name)]
+    if subprocess.run(command, cwd=root).returncode != 0:
+        raise UsageError(f"cargo build failed: {' '.join(command)}")
+
+
+def collect(experiment: Experiment, root: Path, out: Path) -> RunRecord:
+    _remove_stale_dumps(experiment, out)
+    programs = [run_torch(experiment, root, out, v) for v in experiment.torch_variants]
+    programs += [run_burn(experiment, root, out, v) for v in experiment.burn_variants]
+    comparisons = [run_compare(root, out, ref, cand) for ref, cand in experiment.comparisons]
+    progress(f"building compile-fail cases: {', '.join(experiment.compile_fail) or 'none'}")
+    compile_failures = [compile_fail.check(root, case) for case in experiment.compile_fail]
+    record = RunRecord(
+        experiment=experiment.id,
+        platform=platform_facts(programs),
+        input_sha256=_input_sha256(programs, out),
+        programs=programs,
+        comparisons=comparisons,
+        compile_fail=compile_failures,
+        sources=[locate(root, ref) for ref in experiment.sources],
+        claims=[],
+    )
+    record.claims = [claim.check(record, out) for claim in experiment.claims]
+    return record
+
+
+def _remove_stale_dumps(experiment: Experiment, out: Path) -> None:
+    names = [f"torch-{v}" for v in experiment.torch_variants] + [f"burn-{v}" for v in experiment.burn_variants]
+    for name in names:
+        for suffix in (".safetensors", ".json"):
+            (out / f"{name}{suffix}").unlink(missing_ok=True)
+
+
+def run_torch(experiment: Experiment, root: Path, out: Path, variant: str) -> ProgramRun:
+    command = [sys.executable, experiment.torch_script, "--variant", variant, "--out", str(out)]
+    return _run_program("torch", variant, command, root, out)
+
+
+def run_burn(experiment: Experiment, root: Path, out: Path, variant: str) -> ProgramRun:
+    binary = root / "target" / "debug" / experiment.burn_binary
+    command = [str(binary), "--variant", variant, "--out", str(out)]
+    return _run_program("burn", variant, command, root, out)
+
+
+def _run_program(side: str, variant: str, command: list[str], root: Path, out: Path) -> ProgramRun:
+    progress(f"running {side}-{variant}")
+    env = {**os.environ, "RUST_BACKTRACE": "0", "PYTHONHASHSEED": "0"}
+    proc = subprocess.run(command, cwd=root, capture_output=True, text=True, env=env)
+    dump_path = out / f"{side}-{variant}.safetensors"
+    run = ProgramRun(
+        side=side,
+        variant=variant,
+        command=[_display_path(arg, root, out) for arg in command],
+        exit_code=proc.returncode,
+        stdout=proc.stdout,
+        stderr=_scrub(proc.stderr, root),
+    )
+    if dump_path.exists():
+        run.dump = dump_path.name
+        dump = read_dump(dump_path)
+        run.tensors = {name: t.ravel().tolist() for name, t in dump.tensors.items() if t.size <= SMALL_TENSOR}
+    return run
+
+
+def run_compare(root: Path, out: Path, reference: str, candidate: str) -> ComparisonRun:
+    """Runs the CLI as a user would, for its printed lines and exit code, and keeps the result."""
+    progress(f"comparing {reference} with {candidate}")
+    ref_path, cand_path = f"{reference}.safetensors", f"{candidate}.safetensors"
+    command = [sys.executable, "-m", "pita", "compare", ref_path, cand_path]
+    proc = subprocess.run(command, cwd=out, capture_output=True, text=True)
+    if proc.returncode == 2:
+        raise UsageError(f"compare {reference} {candidate} could not run: {proc.stderr.strip()}")
+    result = compare_dumps(read_dump(out / ref_path), read_dump(out / cand_path))
+    display = ["pita", "compare", ref_path, cand_path]
+    return ComparisonRun(reference=reference, candidate=candidate, command=display, exit_code=proc.returncode, stdout=proc.stdout, result=result.to_dict())
+
+
+def _input_sha256(programs: list[ProgramRun], out: Path) -> str:
+    hashes = {read_dump(out / p.dump).metadata.get("input_sha256", "") for p in programs if p.dump}
+    return hashes.pop() if len(hashes) == 1 else f"DIFFERENT: {sorted(hashes)}"
+
+
+def _display_path(arg: str, root: Path, out: Path) -> str:
+    if arg == sys.executable:
+        return "python"
+    if arg == str(out):
+        return "OUT"
+    return arg.replace(str(root) + os.sep, "")
+
+
+def _scrub(stderr: str, root: Path) -> str:
+    """Drops what changes from run to run (thread ids, the checkout path)."""
+    stderr = re.sub(r"thread '([^']*)' \(\d+\)", r"thread '\1'", stderr)
+    return stderr.replace(str(root) + os.sep, "")
+
+
+def platform_facts(programs: list[ProgramRun]) -> dict:
+    rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True).stdout.strip()
+    return {
+        "os": platform.platform(terse=True),
+        "machine": platform.machine(),
+        "cpu": _cpu_model(),
+        "python": platform.python_version(),
+        "rustc": rustc,
+        "profile": "debug",
+    }
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+@lru_cache(maxsize=1)
+def _package_dirs(root: Path) -> dict[str, tuple[str, Path]]:
+    proc = subprocess.run(["cargo", "metadata", "--format-version", "1", "--locked"], cwd=root, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise UsageError(f"cargo metadata failed: {proc.stderr.strip().splitlines()[-1] if proc.stderr else ''}")
+    packages = json.loads(proc.stdout)["packages"]
+    return {p["name"]: (p["version"], Path(p["manifest_path"]).parent) for p in packages}
+
+
+def locate(root: Path, ref: SourceRef) -> SourceLocation:
+    """Finds `ref.pattern` inside `fn <last part of ref.function>` in the locked crate source."""
+    version, crate_dir = _package_dirs(root)[ref.crate]
+    lines = (crate_dir / ref.file).read_text().splitlines()
+    fn_name = ref.function.split("::")[-1]
+    inside = False
+    for number, line in enumerate(lines, start=1):
+        if re.search(rf"\bfn {re.escape(fn_name)}\b", line):
+            inside = True
+        if inside and ref.pattern in line:
+            return SourceLocation(ref.crate, version, ref.file, number, ref.function, line.strip())
+    raise UsageError(f"{ref.crate} {version} {ref.file}: {ref.pattern!r} not found in fn {fn_name}; the pinned source moved")
+
+
+def claims_table(record: RunRecord) -> str:
+    rows = [("claim", "expected", "observed", "")] + [
+        (c.id, c.expected, c.observed, "PASS" if c.ok else "FAIL") for c in record.claims
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + "  " + row[3] for row in rows]
+    passed = sum(c.ok for c in record.claims)
+    lines.append(f"{record.experiment}: {passed}/{len(record.claims)} claims hold")
+    return "\n".join(line.rstrip() for line in lines)
