@@ -22,6 +22,7 @@ class ProgramRun:
     stdout: str
     stderr: str
     dump: str | None = None  # file name inside the run folder
+    metadata: dict[str, str] = field(default_factory=dict)  # the dump's provenance
     tensors: dict[str, list] = field(default_factory=dict)  # small tensors' values, for the book
 
     @property

@@ -66,7 +66,7 @@ def collect(experiment: Experiment, root: Path, out: Path) -> RunRecord:
     record = RunRecord(
         experiment=experiment.id,
         platform=platform_facts(programs),
-        input_sha256=_input_sha256(programs, out),
+        input_sha256=_input_sha256(programs),
         programs=programs,
         comparisons=comparisons,
         compile_fail=compile_failures,
@@ -111,6 +111,7 @@ def _run_program(side: str, variant: str, command: list[str], root: Path, out: P
     if dump_path.exists():
         run.dump = dump_path.name
         dump = read_dump(dump_path)
+        run.metadata = dict(dump.metadata)
         run.tensors = {name: t.ravel().tolist() for name, t in dump.tensors.items() if t.size <= SMALL_TENSOR}
     return run
 
@@ -128,8 +129,8 @@ def run_compare(root: Path, out: Path, reference: str, candidate: str) -> Compar
     return ComparisonRun(reference=reference, candidate=candidate, command=display, exit_code=proc.returncode, stdout=proc.stdout, result=result.to_dict())
 
 
-def _input_sha256(programs: list[ProgramRun], out: Path) -> str:
-    hashes = {read_dump(out / p.dump).metadata.get("input_sha256", "") for p in programs if p.dump}
+def _input_sha256(programs: list[ProgramRun]) -> str:
+    hashes = {p.metadata.get("input_sha256", "") for p in programs if p.dump}
     return hashes.pop() if len(hashes) == 1 else f"DIFFERENT: {sorted(hashes)}"
 
 

@@ -5,15 +5,19 @@ import torch
 from pita.inputs import inputs_sha256, ramp
 from pita.torch_dump import experiment_args, write_torch_dump
 
+# book:begin setup
 BATCH = 4
 WEIGHT = [0.5, -0.25, 0.75]
 BIAS = [0.1]
 TARGETS = [1.0, 0.0, -1.0, 2.0]
+# book:end
 
 
 def main():
     args = experiment_args(("nonscalar", "mean"))
-    inputs = ramp(12)
+    # book:begin inputs
+    inputs = ramp(12)  # 0.1·k − 0.5 for k = 0..11, in float64, rounded to float32
+    # book:end
     input_sha256 = inputs_sha256(inputs, TARGETS, WEIGHT, BIAS)
     fc = torch.nn.Linear(3, 1)
     with torch.no_grad():

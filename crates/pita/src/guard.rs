@@ -5,16 +5,17 @@ use burn::tensor::{Gradients, Tensor};
 /// The message [`backward_scalar`] panics with; the book quotes it from a live run.
 pub const NOT_REDUCED: &str = "loss must be reduced (mean/sum) before backward";
 
+// burn seeds backward with ones of the root's shape, so a per-sample loss silently backpropagates
+// its sum. Taking `Tensor<1>` rejects a `[B, 1]` loss at compile time; the assertion rejects a
+// `[B]` loss at run time. `sum()` and `mean()` both pass: the guard cannot tell them apart.
+// book:begin backward_scalar
 /// Only accepts a loss that was reduced to one value.
-///
-/// burn seeds backward with ones of the root's shape, so a per-sample loss silently backpropagates
-/// its sum. Taking `Tensor<1>` rejects a `[B, 1]` loss at compile time; the assertion rejects a
-/// `[B]` loss at run time. `sum()` and `mean()` both pass: the guard cannot tell them apart.
 #[track_caller]
 pub fn backward_scalar(loss: Tensor<1>) -> Gradients {
     assert_eq!(loss.dims(), [1], "{NOT_REDUCED}");
     loss.backward()
 }
+// book:end
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,124 @@
+"""Book: chapters rendered from run records and the sources they quote.
+
+`pita book build` writes book/<id>.md for every experiment with a record in book/records/;
+`pita book check` renders the same in memory and fails when a committed chapter differs, so
+a chapter can never drift from what the code and the last run say.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+import textwrap
+from pathlib import Path
+
+import jinja2
+import numpy as np
+
+from pita import catalog
+from pita.compare import ulp_distance
+from pita.dump import write_atomically
+from pita.errors import UsageError
+from pita.record import RunRecord
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+def book_dir(root: Path) -> Path:
+    return root / "book"
+
+
+def render_all(root: Path) -> dict[Path, str]:
+    """Chapter path -> rendered text, for every experiment that has a record."""
+    chapters = {}
+    for experiment_id in catalog.EXPERIMENTS:
+        record_path = book_dir(root) / "records" / f"{experiment_id}.json"
+        if record_path.exists():
+            chapters[book_dir(root) / f"{experiment_id}.md"] = render_chapter(root, RunRecord.load(record_path))
+    if not chapters:
+        raise UsageError("no run records in book/records/: run `pita run p12` first")
+    return chapters
+
+
+def render_chapter(root: Path, record: RunRecord) -> str:
+    experiment = catalog.get(record.experiment)
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    environment.filters.update(g9=lambda v: f"{v:.9g}", e2=lambda v: f"{v:.2e}", tail=_tail)
+    template = environment.get_template(f"{experiment.id}.md.j2")
+    return template.render(
+        experiment=experiment,
+        record=record,
+        versions=versions(record),
+        program=record.program,
+        comparison=record.comparison,
+        compile_fail={c.case: c for c in record.compile_fail},
+        source={s.crate: s for s in record.sources},
+        snippet=lambda path, name: snippet(root / path, name),
+        element_ulps=element_ulps,
+        ratios=ratios,
+    )
+
+
+def versions(record: RunRecord) -> dict[str, str]:
+    """framework -> version and backend, as the dumps recorded them."""
+    found = {}
+    for run in record.programs:
+        if run.metadata:
+            found[run.side] = run.metadata.get("framework_version", "?")
+            found[f"{run.side}_backend"] = run.metadata.get("backend", "?")
+    return found
+
+
+def snippet(path: Path, name: str) -> str:
+    """The lines between `book:begin <name>` and `book:end` in a source file, dedented."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    begin = next((i for i, line in enumerate(lines) if line.strip().endswith(f"book:begin {name}")), None)
+    if begin is None:
+        raise UsageError(f"{path}: no snippet marker 'book:begin {name}'")
+    end = next(i for i in range(begin + 1, len(lines)) if lines[i].strip().endswith("book:end"))
+    return textwrap.dedent("\n".join(lines[begin + 1:end]))
+
+
+def element_ulps(reference: list[float], candidate: list[float]) -> list[int]:
+    """Per-element ULP distances between two recorded float32 value lists."""
+    distance = ulp_distance(np.array(reference, dtype=np.float32), np.array(candidate, dtype=np.float32))
+    return [int(d) for d in distance]
+
+
+def ratios(reference: dict[str, list], candidate: dict[str, list]) -> tuple[float, float]:
+    """Smallest and largest element ratio candidate/reference over every recorded tensor."""
+    quotients = [c / r for name in reference for r, c in zip(reference[name], candidate[name]) if r]
+    return min(quotients), max(quotients)
+
+
+def _tail(text: str, count: int) -> str:
+    return "\n".join(text.strip("\n").splitlines()[-count:])
+
+
+def build() -> int:
+    from pita.run import repo_root
+
+    for path, text in render_all(repo_root()).items():
+        write_atomically(path, text.encode())
+        print(f"wrote {path.relative_to(repo_root())}", file=sys.stderr)
+    return 0
+
+
+def check() -> int:
+    from pita.run import repo_root
+
+    root, stale = repo_root(), 0
+    for path, text in render_all(root).items():
+        committed = path.read_text(encoding="utf-8") if path.exists() else ""
+        if committed != text:
+            stale += 1
+            diff = difflib.unified_diff(committed.splitlines(), text.splitlines(), str(path.relative_to(root)), "rendered", lineterm="")
+            print("\n".join(diff))
+    print(f"book check: {stale} chapter(s) differ from their records" if stale else "book check: every chapter matches its record", file=sys.stderr)
+    return 1 if stale else 0
