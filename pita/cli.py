@@ -33,6 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="build, run and check an experiment's claims")
     run.add_argument("experiment", help="experiment id, e.g. p12")
     run.add_argument("--out", help="folder for dumps and the run record (default runs/<id>)")
+    run.add_argument("--no-book-record", dest="book_record", action="store_false",
+                     help="do not update book/records/<id>.json, the record the book renders from")
     run.set_defaults(handler=_run)
 
     book = commands.add_parser("book", help="render or check the handbook from run records")
@@ -58,7 +60,7 @@ def _compare(args) -> int:
 def _run(args) -> int:
     from pita.run import run_experiment
 
-    return run_experiment(args.experiment, out=args.out)
+    return run_experiment(args.experiment, out=args.out, book_record=args.book_record)
 
 
 def _book(args) -> int:

@@ -168,7 +168,7 @@ def _tensor_view(buffer, data_start: int, entry: dict) -> np.ndarray:
 def _safetensors_bytes(dump: Dump) -> bytes:
     header, chunks, offset = {}, [], 0
     for name in sorted(dump.tensors):
-        array = np.ascontiguousarray(dump.tensors[name])
+        array = np.asarray(dump.tensors[name], order="C")  # keeps 0-d arrays 0-d
         dtype = NAMES_OF_DTYPES.get(array.dtype.newbyteorder("<").str)
         if dtype is None:
             raise UsageError(f"tensor {name!r}: dtype {array.dtype} has no safetensors name")

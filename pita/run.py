@@ -34,7 +34,7 @@ def progress(message: str) -> None:
     print(f"pita: {message}", file=sys.stderr, flush=True)
 
 
-def run_experiment(experiment_id: str, out: str | None = None) -> int:
+def run_experiment(experiment_id: str, out: str | None = None, book_record: bool = True) -> int:
     experiment = catalog.get(experiment_id)
     root = repo_root()
     out_dir = Path(out) if out else root / "runs" / experiment.id
@@ -42,9 +42,12 @@ def run_experiment(experiment_id: str, out: str | None = None) -> int:
     build(root, [experiment.burn_binary])
     record = collect(experiment, root, out_dir.resolve())
     record.save(out_dir / "record.json")
-    record.save(root / "book" / "records" / f"{experiment.id}.json")
+    saved = [out_dir / "record.json"]
+    if book_record:
+        saved.append(root / "book" / "records" / f"{experiment.id}.json")
+        record.save(saved[-1])
     print(claims_table(record))
-    progress(f"record saved to {out_dir / 'record.json'} and book/records/{experiment.id}.json")
+    progress(f"record saved to {' and '.join(map(str, saved))}")
     return 0 if record.ok else 1
 
 

@@ -1,0 +1,51 @@
+import numpy as np
+
+from pita import diagnose
+from pita.compare import Tolerance
+from pita.diagnose import scale
+from pita.diagnose.base import Context, format_factor
+
+from conftest import f32
+
+
+def detect(reference, candidate, batch_sizes=()):
+    return scale.detect(f32(reference), f32(candidate), 1e-6, Context(batch_sizes=set(batch_sizes)))
+
+
+def test_finds_the_batch_factor_and_names_the_unreduced_loss():
+    found = detect([0.1075, 0.0425, -0.0225], [0.43, 0.17, -0.09], batch_sizes=[4])
+    assert format_factor(found.params["factor"]) == "4"
+    assert "batch size" in found.message and "not reduced" in found.message
+    assert found.residual < 1e-7
+
+
+def test_names_the_inverse_when_the_reference_was_not_reduced():
+    found = detect([0.43, 0.17, -0.09], [0.1075, 0.0425, -0.0225], batch_sizes=[4])
+    assert format_factor(found.params["factor"]) == "1/4" and "reference's loss" in found.message
+
+
+def test_does_not_explain_unrelated_random_differences():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        reference = rng.standard_normal(16).astype(np.float32)
+        candidate = rng.standard_normal(16).astype(np.float32)
+        assert detect(reference, candidate) is None
+
+
+def test_does_not_call_rounding_noise_or_a_sign_flip_a_scale():
+    values = np.linspace(-1, 1, 9, dtype=np.float32)
+    assert detect(values, np.nextafter(values, np.float32(2))) is None
+    assert detect(values, -values) is None
+
+
+def test_a_single_element_factor_stands_only_when_another_tensor_agrees():
+    tol, context = Tolerance(), Context(batch_sizes={4})
+    lone = diagnose.explain(f32([-0.65]), f32([-2.6]), tol, context)
+    assert lone[0].tentative
+    alone = [list(lone)]
+    diagnose.corroborate(alone)
+    assert alone == [[]]
+    backed = [diagnose.explain(f32([-0.65]), f32([-2.6]), tol, context),
+              diagnose.explain(f32([0.1, 0.2]), f32([0.4, 0.8]), tol, context)]
+    diagnose.corroborate(backed)
+    assert [d.kind for d in backed[0]] == ["scale"] and "same factor" in backed[0][0].message

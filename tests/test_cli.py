@@ -1,0 +1,56 @@
+import numpy as np
+import pytest
+
+from pita.dump import Dump, write_dump
+
+from conftest import pita
+
+
+@pytest.fixture
+def dumps(tmp_path):
+    meta = {"batch_size": "4", "input_sha256": "ab"}
+    write_dump(Dump({"w": np.float32([0.1, 0.2])}, meta), tmp_path / "ref.safetensors")
+    write_dump(Dump({"w": np.float32([0.4, 0.8])}, meta), tmp_path / "scaled.json")
+    write_dump(Dump({"w": np.float32([0.1, 0.2])}, meta), tmp_path / "same.npz")
+    return tmp_path
+
+
+def test_compare_exit_codes_and_closing_line(dumps):
+    ok = pita("compare", dumps / "ref.safetensors", dumps / "same.npz")
+    assert ok.returncode == 0 and ok.stdout.splitlines()[-1] == "worst=0.00e+00 tol=1e-06 OK"
+    bad = pita("compare", dumps / "ref.safetensors", dumps / "scaled.json")
+    assert bad.returncode == 1 and bad.stdout.splitlines()[-1].endswith("MISMATCH")
+    assert "candidate = 4 × reference" in bad.stdout and "batch size" in bad.stdout
+
+
+def test_compare_json_output(dumps):
+    import json
+
+    proc = pita("compare", dumps / "ref.safetensors", dumps / "scaled.json", "--format", "json")
+    report = json.loads(proc.stdout)
+    assert report["ok"] is False and report["tensors"][0]["diagnosis"][0]["kind"] == "scale"
+
+
+@pytest.mark.parametrize("args", [
+    ("compare", "nope.safetensors", "ref.safetensors"),
+    ("compare", "ref.safetensors"),
+    ("compare", "ref.safetensors", "same.npz", "--atol", "x"),
+    ("compare", "ref.safetensors", "same.npz", "--atol", "-1"),
+    ("frobnicate",),
+    ("run", "p999"),
+])
+def test_bad_input_gets_one_line_and_exit_2(dumps, args):
+    proc = pita(*args, cwd=dumps)
+    assert proc.returncode == 2, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("error: ")
+
+
+def test_compare_does_not_import_torch(dumps):
+    import subprocess
+    import sys
+
+    code = ("import sys, pita.cli; rc = pita.cli.main(['compare', sys.argv[1], sys.argv[2]]); "
+            "assert 'torch' not in sys.modules, 'torch was imported'; sys.exit(rc)")
+    proc = subprocess.run([sys.executable, "-c", code, dumps / "ref.safetensors", dumps / "same.npz"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr

@@ -1,0 +1,32 @@
+from pathlib import Path
+
+from pita.compile_fail import normalise, rendered_errors
+
+SOURCE = "crates/pita-ce/examples/ce12.rs"
+RAW = """error[E0308]: mismatched types
+  --> crates/pita-ce/examples/ce12.rs:12:34
+   |
+12 |     let _grads = backward_scalar(per_sample);
+   |                  --------------- ^^^^^^^^^^ expected `1`, found `2`
+note: function defined here
+  --> /abs/checkout/crates/pita/src/guard.rs:18:8
+   |
+18 | pub fn backward_scalar(loss: Tensor<1>) -> Gradients {   
+"""
+
+
+def test_normalise_keeps_the_case_lines_and_masks_other_files():
+    text = normalise(RAW, SOURCE, Path("/abs/checkout"))
+    assert "ce12.rs:12:34" in text and "12 |     let _grads" in text
+    assert "crates/pita/src/guard.rs:LL:CC" in text and "LL | pub fn backward_scalar" in text
+    assert "/abs/checkout" not in text and not any(line.endswith(" ") for line in text.splitlines())
+
+
+def test_rendered_errors_skip_warnings_and_the_abort_summary():
+    import json
+
+    def message(level, text):
+        return json.dumps({"reason": "compiler-message", "message": {"level": level, "message": text, "rendered": text + "\n"}})
+
+    stream = "\n".join([message("warning", "unused"), message("error", "mismatched types"), message("error", "aborting due to 1 previous error"), "not json"])
+    assert rendered_errors(stream) == "mismatched types\n"

@@ -1,0 +1,91 @@
+"""Each claim must fail when the behaviour it states changes."""
+
+import numpy as np
+import pytest
+
+from pita.dump import Dump, write_dump
+from pita.experiment import (
+    Accepts, CompileFails, Diagnosed, Matches, Mismatches, Panics, Raises, ScaledByMetadata, panic_message,
+)
+from pita.record import ComparisonRun, CompileFailRun, ProgramRun, RunRecord
+
+PANIC = "thread 'main' panicked at src/bin/p12.rs:9:3:\nassertion failed: loss must be reduced\n  left: [4]\nnote: run with `RUST_BACKTRACE=1`\n"
+
+
+def record(programs=(), comparisons=(), compile_fail=()):
+    return RunRecord("p00", {}, "", list(programs), list(comparisons), list(compile_fail), [], [])
+
+
+def program(side="torch", variant="v", exit_code=0, stdout="", stderr="", dump=None):
+    return ProgramRun(side, variant, [], exit_code, stdout, stderr, dump)
+
+
+def comparison(exit_code, verdict, diagnosis=()):
+    result = {"ok": exit_code == 0, "tensors": [{"name": "w", "diagnosis": list(diagnosis)}]}
+    return ComparisonRun("torch-mean", "burn-x", [], exit_code, f"w n= 1\n{verdict}\n", result)
+
+
+def check(claim, rec, out=None):
+    return claim.check(rec, out).ok
+
+
+def test_raises_needs_the_exact_last_traceback_line_and_a_failure():
+    claim = Raises("r", "", "torch", "v", "RuntimeError", "only scalars")
+    assert check(claim, record([program(exit_code=1, stderr="Traceback\nRuntimeError: only scalars\n")]))
+    assert not check(claim, record([program(exit_code=1, stderr="RuntimeError: something else\n")]))
+    assert not check(claim, record([program(exit_code=0, stdout="RuntimeError: only scalars\n")]))
+
+
+def test_accepts_needs_exit_0_and_the_dump():
+    claim = Accepts("a", "", "burn", "v")
+    assert check(claim, record([program("burn", exit_code=0, dump="burn-v.safetensors")]))
+    assert not check(claim, record([program("burn", exit_code=0)]))
+    assert not check(claim, record([program("burn", exit_code=1, dump="burn-v.safetensors")]))
+
+
+def test_panics_needs_exit_101_and_the_message_in_the_panic():
+    claim = Panics("p", "", "burn", "v", "loss must be reduced")
+    assert check(claim, record([program("burn", exit_code=101, stderr=PANIC)]))
+    assert not check(claim, record([program("burn", exit_code=101, stderr=PANIC.replace("loss", "grad"))]))
+    assert not check(claim, record([program("burn", exit_code=1, stderr=PANIC)]))
+    assert panic_message(PANIC) == "assertion failed: loss must be reduced\n  left: [4]"
+
+
+def test_matches_and_mismatches_read_the_exit_code_and_verdict():
+    ok, bad = comparison(0, "worst=0 tol=1e-06 OK"), comparison(1, "worst=1 tol=1e-06 MISMATCH")
+    assert check(Matches("m", "", "torch-mean", "burn-x"), record(comparisons=[ok]))
+    assert not check(Matches("m", "", "torch-mean", "burn-x"), record(comparisons=[bad]))
+    assert check(Mismatches("n", "", "torch-mean", "burn-x"), record(comparisons=[bad]))
+    assert not check(Mismatches("n", "", "torch-mean", "burn-x"), record(comparisons=[ok]))
+
+
+def test_compile_fails_needs_the_code_the_detail_and_the_snapshot():
+    claim = CompileFails("c", "", "ce00", "E0308", "expected `1`, found `2`")
+    diag = "error[E0308]: mismatched types\n expected `1`, found `2`\n"
+    assert check(claim, record(compile_fail=[CompileFailRun("ce00", 101, diag, diag, True)]))
+    assert not check(claim, record(compile_fail=[CompileFailRun("ce00", 101, diag, "old", False)]))
+    assert not check(claim, record(compile_fail=[CompileFailRun("ce00", 101, diag.replace("E0308", "E0599"), diag, True)]))
+    assert not check(claim, record(compile_fail=[CompileFailRun("ce00", 0, "", "", True)]))
+
+
+@pytest.fixture
+def scaled_dumps(tmp_path):
+    meta = {"batch_size": "4"}
+    write_dump(Dump({"w": np.float32([0.1, -0.2])}, meta), tmp_path / "torch-mean.safetensors")
+    write_dump(Dump({"w": np.float32([0.4, -0.8])}, meta), tmp_path / "burn-x.safetensors")
+    write_dump(Dump({"w": np.float32([0.3, -0.6])}, meta), tmp_path / "burn-y.safetensors")
+    return tmp_path
+
+
+def test_scaled_by_metadata_measures_every_element(scaled_dumps):
+    assert check(ScaledByMetadata("s", "", "torch-mean", "burn-x", "batch_size"), record(), scaled_dumps)
+    assert not check(ScaledByMetadata("s", "", "torch-mean", "burn-y", "batch_size"), record(), scaled_dumps)
+
+
+def test_diagnosed_needs_the_named_factor_on_every_tensor(scaled_dumps):
+    claim = Diagnosed("d", "", "torch-mean", "burn-x", "scale", "batch_size")
+    right = comparison(1, "MISMATCH", [{"kind": "scale", "factor": 4.0}])
+    wrong = comparison(1, "MISMATCH", [{"kind": "scale", "factor": 3.0}])
+    assert check(claim, record(comparisons=[right]), scaled_dumps)
+    assert not check(claim, record(comparisons=[wrong]), scaled_dumps)
+    assert not check(claim, record(comparisons=[comparison(1, "MISMATCH")]), scaled_dumps)
