@@ -114,7 +114,7 @@ def _run_program(side: str, variant: str, command: list[str], root: Path, out: P
     if dump_path.exists():
         run.dump = dump_path.name
         dump = read_dump(dump_path)
-        run.metadata = dict(dump.metadata)
+        run.metadata = dict(sorted(dump.metadata.items()))
         run.tensors = {name: t.ravel().tolist() for name, t in dump.tensors.items() if t.size <= SMALL_TENSOR}
     return run
 
