@@ -6,6 +6,7 @@ Exit codes: 0 everything held, 1 a mismatch or a failed claim, 2 unusable input 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from pita.errors import EXIT_USAGE, UsageError
@@ -30,12 +31,17 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--format", choices=("text", "json"), default="text")
     compare.set_defaults(handler=_compare)
 
-    run = commands.add_parser("run", help="build, run and check an experiment's claims")
-    run.add_argument("experiment", help="experiment id, e.g. p12")
-    run.add_argument("--out", help="folder for dumps and the run record (default runs/<id>)")
+    run = commands.add_parser("run", help="build, run and check experiments' claims")
+    run.add_argument("experiments", nargs="*", metavar="ID", help="experiment ids, e.g. p12")
+    run.add_argument("--all", action="store_true", help="every experiment in the catalog")
+    run.add_argument("--out", help="folder for dumps and the run record (default runs/<id>; with several experiments, one folder each inside it)")
     run.add_argument("--no-book-record", dest="book_record", action="store_false",
                      help="do not update book/records/<id>.json, the record the book renders from")
     run.set_defaults(handler=_run)
+
+    listing = commands.add_parser("list", help="the catalog: id, title, main-line stage, class, last run")
+    listing.add_argument("--format", choices=("text", "json"), default="text")
+    listing.set_defaults(handler=_list)
 
     book = commands.add_parser("book", help="render or check the handbook from run records")
     book.add_argument("action", choices=("build", "check"))
@@ -58,9 +64,21 @@ def _compare(args) -> int:
 
 
 def _run(args) -> int:
-    from pita.run import run_experiment
+    from pita import catalog
+    from pita.run import run_experiments
 
-    return run_experiment(args.experiment, out=args.out, book_record=args.book_record)
+    if args.all == bool(args.experiments):
+        raise UsageError("pita run: name experiment ids or pass --all (not both)")
+    ids = list(catalog.EXPERIMENTS) if args.all else args.experiments
+    return run_experiments(ids, out=args.out, book_record=args.book_record)
+
+
+def _list(args) -> int:
+    from pita.listing import catalog_rows, render_rows
+
+    rows = catalog_rows()
+    sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n" if args.format == "json" else render_rows(rows))
+    return 0
 
 
 def _book(args) -> int:

@@ -8,6 +8,7 @@ run record, and the record keeps what was observed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,12 +28,30 @@ class SourceRef:
     pattern: str
 
 
+# The training main line, in order; every experiment sits at one of these stages.
+MAINLINE = (
+    "tensors and shapes",
+    "init and weight layout",
+    "forward",
+    "loss",
+    "loss → backward",
+    "backward",
+    "clipping and accumulation",
+    "optimizer",
+    "schedule",
+    "train/eval",
+    "save/load PyTorch weights",
+)
+# How a divergence shows in a port; "same" marks a candidate whose paired run showed none.
+KINDS = ("silent", "panic", "compile", "same")
+
+
 @dataclass(frozen=True)
 class Experiment:
     id: str
     title: str
-    mainline: str
-    kind: str  # "silent", "panic" or "compile": how the divergence shows in a port
+    mainline: str  # one of MAINLINE
+    kind: str  # one of KINDS
     torch_script: str
     burn_binary: str
     torch_variants: tuple[str, ...]
@@ -41,6 +60,14 @@ class Experiment:
     compile_fail: tuple[str, ...]
     sources: tuple[SourceRef, ...]
     claims: tuple[Claim, ...]
+    # The divergence's size as measured, e.g. "gradients ×4", for the catalog page.
+    magnitude: Callable[[RunRecord], str] | None = None
+
+    def __post_init__(self):
+        if self.mainline not in MAINLINE:
+            raise ValueError(f"{self.id}: main-line stage {self.mainline!r} is not one of {MAINLINE}")
+        if self.kind not in KINDS:
+            raise ValueError(f"{self.id}: kind {self.kind!r} is not one of {KINDS}")
 
 
 class Claim:
@@ -181,28 +208,47 @@ class ScaledByMetadata(Claim):
 
 @dataclass(frozen=True)
 class Diagnosed(Claim):
-    """compare's diagnosis names `kind` with `factor` equal to the dumps' `key` on every tensor."""
+    """compare's diagnosis of `reference` against `candidate` names `kind` on every mismatched
+    tensor (or only on `tensors`, if given). With `key`, the finding's `factor` must equal that
+    metadata value (e.g. the batch size); `params` must match the finding's parameters."""
 
     id: str
     text: str
     reference: str
     candidate: str
     kind: str
-    key: str
+    key: str | None = None
+    params: tuple[tuple[str, object], ...] = ()
+    tensors: tuple[str, ...] = ()
 
     def observe(self, record, out):
         run = record.comparison(self.reference, self.candidate)
-        reference = read_dump(out / f"{self.reference}.safetensors")
-        wanted = float(reference.metadata[self.key])
-        found = []
-        for tensor in run.result["tensors"]:
-            factors = [d.get("factor") for d in tensor["diagnosis"] if d["kind"] == self.kind]
-            found.append(f"{tensor['name']}: {', '.join(f'{f:g}' for f in factors) or 'none'}")
-        ok = all(
-            any(d["kind"] == self.kind and abs(d["factor"] - wanted) <= 1e-4 * wanted for d in t["diagnosis"])
-            for t in run.result["tensors"]
-        )
-        return f"{self.kind} factor {wanted:g} on every tensor", "; ".join(found), ok
+        wanted = dict(self.params)
+        if self.key:
+            wanted["factor"] = float(read_dump(out / f"{self.reference}.safetensors").metadata[self.key])
+        rows = [t for t in run.result["tensors"] if (t["name"] in self.tensors if self.tensors else not t["ok"])]
+        found = [f"{t['name']}: {', '.join(_describe(d) for d in t['diagnosis']) or 'none'}" for t in rows]
+        ok = bool(rows) and all(any(_fits(d, self.kind, wanted) for d in t["diagnosis"]) for t in rows)
+        expected = self.kind + "".join(f" {k}={v:g}" if isinstance(v, float) else f" {k}={v}" for k, v in wanted.items())
+        return f"{expected} on {', '.join(self.tensors) or 'every mismatched tensor'}", "; ".join(found) or "no tensors", ok
+
+
+def _describe(diagnosis: dict) -> str:
+    factor = diagnosis.get("factor")
+    return diagnosis["kind"] + (f" {factor:g}" if isinstance(factor, float) else "")
+
+
+def _fits(diagnosis: dict, kind: str, wanted: dict) -> bool:
+    if diagnosis["kind"] != kind:
+        return False
+    for name, value in wanted.items():
+        found = diagnosis.get(name)
+        if isinstance(value, float):
+            if not isinstance(found, (int, float)) or abs(found - value) > 1e-4 * max(abs(value), 1e-12):
+                return False
+        elif found != value:
+            return False
+    return True
 
 
 @dataclass(frozen=True)

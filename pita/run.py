@@ -34,21 +34,37 @@ def progress(message: str) -> None:
     print(f"pita: {message}", file=sys.stderr, flush=True)
 
 
-def run_experiment(experiment_id: str, out: str | None = None, book_record: bool = True) -> int:
-    experiment = catalog.get(experiment_id)
+def run_experiments(ids: list[str], out: str | None = None, book_record: bool = True) -> int:
+    """Builds every needed binary once, then runs each experiment and checks its claims.
+
+    With one experiment, `out` is its folder (default runs/<id>); with several, `out` holds one
+    folder per experiment (default runs/)."""
+    experiments = [catalog.get(i) for i in ids]
     root = repo_root()
-    out_dir = Path(out) if out else root / "runs" / experiment.id
+    build(root, sorted({e.burn_binary for e in experiments}))
+    records = []
+    for number, experiment in enumerate(experiments, start=1):
+        if len(experiments) > 1:
+            progress(f"[{number}/{len(experiments)}] {experiment.id} {experiment.title}")
+        base = Path(out) if out else root / "runs"
+        out_dir = base if (out and len(experiments) == 1) else base / experiment.id
+        records.append(_run_one(experiment, root, out_dir, book_record))
+    if len(records) > 1:
+        print(summary_table(records))
+    return 0 if all(r.ok for r in records) else 1
+
+
+def _run_one(experiment: Experiment, root: Path, out_dir: Path, book_record: bool) -> RunRecord:
     out_dir.mkdir(parents=True, exist_ok=True)
-    build(root, [experiment.burn_binary])
     record = collect(experiment, root, out_dir.resolve())
-    record.save(out_dir / "record.json")
     saved = [out_dir / "record.json"]
+    record.save(saved[0])
     if book_record:
         saved.append(root / "book" / "records" / f"{experiment.id}.json")
         record.save(saved[-1])
-    print(claims_table(record))
+    print(claims_table(record), flush=True)
     progress(f"record saved to {' and '.join(map(str, saved))}")
-    return 0 if record.ok else 1
+    return record
 
 
 def build(root: Path, binaries: list[str]) -> None:
@@ -194,6 +210,15 @@ def locate(root: Path, ref: SourceRef) -> SourceLocation:
         if inside and ref.pattern in line:
             return SourceLocation(ref.crate, version, ref.file, number, ref.function, line.strip())
     raise UsageError(f"{ref.crate} {version} {ref.file}: {ref.pattern!r} not found in fn {fn_name}; the pinned source moved")
+
+
+def summary_table(records: list[RunRecord]) -> str:
+    rows = [("experiment", "claims", "")]
+    rows += [(r.experiment, f"{sum(c.ok for c in r.claims)}/{len(r.claims)}", "PASS" if r.ok else "FAIL") for r in records]
+    lines = [f"{a:<12}{b:<8}{c}".rstrip() for a, b, c in rows]
+    failed = [r.experiment for r in records if not r.ok]
+    lines.append(f"{len(records) - len(failed)}/{len(records)} experiments hold" + (f"; failing: {', '.join(failed)}" if failed else ""))
+    return "\n".join(lines)
 
 
 def claims_table(record: RunRecord) -> str:

@@ -21,7 +21,7 @@ def program(side="torch", variant="v", exit_code=0, stdout="", stderr="", dump=N
 
 
 def comparison(exit_code, verdict, diagnosis=()):
-    result = {"ok": exit_code == 0, "tensors": [{"name": "w", "diagnosis": list(diagnosis)}]}
+    result = {"ok": exit_code == 0, "tensors": [{"name": "w", "ok": exit_code == 0, "diagnosis": list(diagnosis)}]}
     return ComparisonRun("torch-mean", "burn-x", [], exit_code, f"w n= 1\n{verdict}\n", result)
 
 
@@ -89,3 +89,10 @@ def test_diagnosed_needs_the_named_factor_on_every_tensor(scaled_dumps):
     assert check(claim, record(comparisons=[right]), scaled_dumps)
     assert not check(claim, record(comparisons=[wrong]), scaled_dumps)
     assert not check(claim, record(comparisons=[comparison(1, "MISMATCH")]), scaled_dumps)
+    assert not check(claim, record(comparisons=[comparison(0, "OK")]), scaled_dumps)  # nothing to diagnose
+
+
+def test_diagnosed_checks_named_parameters(scaled_dumps):
+    found = comparison(1, "MISMATCH", [{"kind": "transpose", "axes": [1, 0]}])
+    assert check(Diagnosed("d", "", "torch-mean", "burn-x", "transpose", params=(("axes", [1, 0]),)), record(comparisons=[found]))
+    assert not check(Diagnosed("d", "", "torch-mean", "burn-x", "transpose", params=(("axes", [0, 1]),)), record(comparisons=[found]))

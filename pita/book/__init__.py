@@ -22,6 +22,20 @@ from pita.errors import UsageError
 from pita.record import RunRecord
 
 TEMPLATES = Path(__file__).parent / "templates"
+MAINLINE_ZH = {
+    "tensors and shapes": "张量与形状",
+    "init and weight layout": "初始化与权重布局",
+    "forward": "前向",
+    "loss": "loss",
+    "loss → backward": "loss → backward",
+    "backward": "backward",
+    "clipping and accumulation": "梯度裁剪与累积",
+    "optimizer": "优化器",
+    "schedule": "学习率调度",
+    "train/eval": "train/eval",
+    "save/load PyTorch weights": "保存/加载 PyTorch 权重",
+}
+KIND_ZH = {"silent": "静默的数值差异", "panic": "运行期 panic/报错", "compile": "编译错误", "same": "查过：一致"}
 
 
 def book_dir(root: Path) -> Path:
@@ -37,11 +51,26 @@ def render_all(root: Path) -> dict[Path, str]:
             chapters[book_dir(root) / f"{experiment_id}.md"] = render_chapter(root, RunRecord.load(record_path))
     if not chapters:
         raise UsageError("no run records in book/records/: run `pita run p12` first")
+    chapters[book_dir(root) / "README.md"] = render_catalog(root)
     return chapters
 
 
-def render_chapter(root: Path, record: RunRecord) -> str:
-    experiment = catalog.get(record.experiment)
+def render_catalog(root: Path) -> str:
+    """The catalog page: every chapter along the main line with its measured magnitude, and
+    the candidates whose paired run showed no divergence."""
+    from pita.listing import catalog_rows
+
+    rows = catalog_rows(root)
+    return _environment().get_template("catalog.md.j2").render(
+        rows=rows,
+        mainline_zh=MAINLINE_ZH,
+        kind_zh=KIND_ZH,
+        experiments=catalog.EXPERIMENTS,
+        records={r["id"]: RunRecord.load(book_dir(root) / "records" / f"{r['id']}.json") for r in rows if r["status"] != "not run"},
+    )
+
+
+def _environment() -> jinja2.Environment:
     environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
         undefined=jinja2.StrictUndefined,
@@ -50,8 +79,14 @@ def render_chapter(root: Path, record: RunRecord) -> str:
         lstrip_blocks=True,
     )
     environment.filters.update(g9=lambda v: f"{v:.9g}", e2=lambda v: f"{v:.2e}", tail=_tail)
-    template = environment.get_template(f"{experiment.id}.md.j2")
+    return environment
+
+
+def render_chapter(root: Path, record: RunRecord) -> str:
+    experiment = catalog.get(record.experiment)
+    template = _environment().get_template(f"{experiment.id}.md.j2")
     return template.render(
+        mainline_zh=MAINLINE_ZH,
         experiment=experiment,
         record=record,
         versions=versions(record),

@@ -5,6 +5,13 @@ from pita.experiment import (
     ScaledByMetadata, SourceRef,
 )
 
+
+
+def magnitude(record) -> str:
+    factor = record.comparison("torch-mean", "burn-nomean").result["tensors"][0]["diagnosis"][0]["factor"]
+    return f"梯度 ×{factor:.6g}"
+
+
 EXPERIMENT = Experiment(
     id="p12",
     title="loss 忘了 mean，梯度大了 batch 倍",
@@ -20,6 +27,7 @@ EXPERIMENT = Experiment(
         SourceRef("burn-autodiff", "src/grads.rs", "Gradients::new", "float_ones("),
         SourceRef("burn-nn", "src/loss/mse.rs", "MseLoss::forward", "Reduction::Mean | Reduction::Auto"),
     ),
+    magnitude=magnitude,
     claims=(
         Raises("torch-rejects-nonscalar", "PyTorch refuses backward() on the per-sample loss",
                "torch", "nonscalar", "RuntimeError", "grad can be implicitly created only for scalar outputs"),
