@@ -45,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     book = commands.add_parser("book", help="render or check the handbook from run records")
     book.add_argument("action", choices=("build", "check"))
+    book.add_argument("experiments", nargs="*", metavar="ID", help="only these chapters (default: all, and the catalog page)")
     book.set_defaults(handler=_book)
     return parser
 
@@ -69,7 +70,7 @@ def _run(args) -> int:
 
     if args.all == bool(args.experiments):
         raise UsageError("pita run: name experiment ids or pass --all (not both)")
-    ids = list(catalog.EXPERIMENTS) if args.all else args.experiments
+    ids = catalog.ids() if args.all else args.experiments
     return run_experiments(ids, out=args.out, book_record=args.book_record)
 
 
@@ -84,7 +85,7 @@ def _list(args) -> int:
 def _book(args) -> int:
     from pita.book import build, check
 
-    return build() if args.action == "build" else check()
+    return build(args.experiments) if args.action == "build" else check(args.experiments)
 
 
 def main(argv: list[str] | None = None) -> int:

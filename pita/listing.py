@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def catalog_rows(root: Path = ROOT) -> list[dict]:
     rows = []
-    for experiment in catalog.EXPERIMENTS.values():
+    for experiment in catalog.all_experiments().values():
         record_path = root / "book" / "records" / f"{experiment.id}.json"
         row = {
             "id": experiment.id,

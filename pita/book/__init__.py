@@ -42,16 +42,20 @@ def book_dir(root: Path) -> Path:
     return root / "book"
 
 
-def render_all(root: Path) -> dict[Path, str]:
-    """Chapter path -> rendered text, for every experiment that has a record."""
+def render_all(root: Path, ids: list[str] | None = None) -> dict[Path, str]:
+    """Chapter path -> rendered text, for every experiment that has a record (or only `ids`,
+    without the catalog page)."""
     chapters = {}
-    for experiment_id in catalog.EXPERIMENTS:
+    for experiment_id in ids or catalog.ids():
         record_path = book_dir(root) / "records" / f"{experiment_id}.json"
         if record_path.exists():
             chapters[book_dir(root) / f"{experiment_id}.md"] = render_chapter(root, RunRecord.load(record_path))
+        elif ids:
+            raise UsageError(f"no run record book/records/{experiment_id}.json: run `pita run {experiment_id}` first")
     if not chapters:
         raise UsageError("no run records in book/records/: run `pita run p12` first")
-    chapters[book_dir(root) / "README.md"] = render_catalog(root)
+    if not ids:
+        chapters[book_dir(root) / "README.md"] = render_catalog(root)
     return chapters
 
 
@@ -65,7 +69,7 @@ def render_catalog(root: Path) -> str:
         rows=rows,
         mainline_zh=MAINLINE_ZH,
         kind_zh=KIND_ZH,
-        experiments=catalog.EXPERIMENTS,
+        experiments=catalog.all_experiments(),
         records={r["id"]: RunRecord.load(book_dir(root) / "records" / f"{r['id']}.json") for r in rows if r["status"] != "not run"},
     )
 
@@ -136,20 +140,20 @@ def _tail(text: str, count: int) -> str:
     return "\n".join(text.strip("\n").splitlines()[-count:])
 
 
-def build() -> int:
+def build(ids: list[str] | None = None) -> int:
     from pita.run import repo_root
 
-    for path, text in render_all(repo_root()).items():
+    for path, text in render_all(repo_root(), ids).items():
         write_atomically(path, text.encode())
         print(f"wrote {path.relative_to(repo_root())}", file=sys.stderr)
     return 0
 
 
-def check() -> int:
+def check(ids: list[str] | None = None) -> int:
     from pita.run import repo_root
 
     root, stale = repo_root(), 0
-    for path, text in render_all(root).items():
+    for path, text in render_all(root, ids).items():
         committed = path.read_text(encoding="utf-8") if path.exists() else ""
         if committed != text:
             stale += 1

@@ -1,7 +1,8 @@
 """The catalog: every experiment pita knows, by id, in main-line order.
 
 Each experiment is a module `pNN.py` (or `pNNx.py`) here that defines `EXPERIMENT`; modules are
-discovered, so adding an experiment touches no shared file."""
+discovered, so adding an experiment touches no shared file. `get` imports only the module it
+needs; `all_experiments` imports every one."""
 
 from __future__ import annotations
 
@@ -15,15 +16,17 @@ from pita.experiment import Experiment
 _ID = re.compile(r"^p(\d+)([a-z]?)$")
 
 
-def _discover() -> dict[str, Experiment]:
-    found = {}
-    for module in pkgutil.iter_modules(__path__):
-        if _ID.match(module.name):
-            experiment = importlib.import_module(f"{__name__}.{module.name}").EXPERIMENT
-            if experiment.id != module.name:
-                raise RuntimeError(f"pita/catalog/{module.name}.py defines experiment {experiment.id!r}")
-            found[experiment.id] = experiment
-    return dict(sorted(found.items(), key=lambda item: order_key(item[0])))
+def ids() -> list[str]:
+    """Every experiment id, in main-line order, without importing the modules."""
+    found = [m.name for m in pkgutil.iter_modules(__path__) if _ID.match(m.name)]
+    return sorted(found, key=order_key)
+
+
+def _load(experiment_id: str) -> Experiment:
+    experiment = importlib.import_module(f"{__name__}.{experiment_id}").EXPERIMENT
+    if experiment.id != experiment_id:
+        raise RuntimeError(f"pita/catalog/{experiment_id}.py defines experiment {experiment.id!r}")
+    return experiment
 
 
 def order_key(experiment_id: str) -> tuple[int, str]:
@@ -31,11 +34,11 @@ def order_key(experiment_id: str) -> tuple[int, str]:
     return int(number), letter
 
 
-EXPERIMENTS: dict[str, Experiment] = _discover()
+def all_experiments() -> dict[str, Experiment]:
+    return {experiment_id: _load(experiment_id) for experiment_id in ids()}
 
 
 def get(experiment_id: str) -> Experiment:
-    try:
-        return EXPERIMENTS[experiment_id]
-    except KeyError:
-        raise UsageError(f"unknown experiment {experiment_id!r} (known: {', '.join(EXPERIMENTS)})") from None
+    if experiment_id not in ids():
+        raise UsageError(f"unknown experiment {experiment_id!r} (known: {', '.join(ids())})")
+    return _load(experiment_id)
