@@ -124,6 +124,7 @@ def compare_tensor(name: str, reference: np.ndarray, candidate: np.ndarray, tole
         if [d for d in shape if d != 1] != [d for d in candidate_shape if d != 1]:
             result.ok = False
             result.notes.append(f"shape conflict: reference {shape}, candidate {candidate_shape}")
+            result.diagnosis = diagnose.explain(np.asarray(reference), np.asarray(candidate), tolerance, context)
             return result
         result.notes.append(f"shapes {shape} (reference) and {candidate_shape} (candidate) differ only in size-1 axes: compared flat")
         candidate = candidate.reshape(reference.shape)

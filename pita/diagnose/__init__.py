@@ -5,17 +5,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from pita.diagnose import scale
+from pita.diagnose import nan, offset, permutation, rounding, scale, sign, transpose
 from pita.diagnose.base import Context, Diagnosis
 
-RULES = (scale,)
+# Checked in this order; every rule that fits is reported. Rules that can explain a shape
+# conflict (an axis order) set SHAPES_MAY_DIFFER.
+RULES = (nan, scale, sign, offset, transpose, permutation, rounding)
 
 __all__ = ["Context", "Diagnosis", "RULES", "corroborate", "explain"]
 
 
 def explain(reference: np.ndarray, candidate: np.ndarray, tolerance, context: Context) -> list[Diagnosis]:
     """Every rule's explanation of a failing tensor pair that fits."""
-    found = (rule.detect(reference, candidate, tolerance.atol, context) for rule in RULES)
+    same_shape = reference.shape == candidate.shape
+    rules = [rule for rule in RULES if same_shape or getattr(rule, "SHAPES_MAY_DIFFER", False)]
+    found = (rule.detect(reference, candidate, tolerance.atol, context) for rule in rules)
     return [d for d in found if d is not None]
 
 
@@ -27,10 +31,9 @@ def corroborate(per_tensor: list[list[Diagnosis]]) -> None:
         kept = [d for d in found if not d.tentative or (d.kind, _key(d)) in firm]
         for d in kept:
             if d.tentative:
-                d.message += " (one element; the same factor fits the other tensors)"
+                d.message += " (one element; the same finding fits the other tensors)"
         found[:] = kept
 
 
 def _key(diagnosis: Diagnosis):
-    factor = diagnosis.params.get("factor")
-    return None if factor is None else round(factor, 4)
+    return tuple(sorted((k, round(v, 4)) for k, v in diagnosis.params.items() if isinstance(v, float)))

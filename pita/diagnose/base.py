@@ -26,6 +26,14 @@ class Diagnosis:
         return {"kind": self.kind, **self.params, "message": self.message, "residual": self.residual}
 
 
+EXPLAINED = 1e-2  # an explanation must leave at most this fraction of the original error
+
+
+def explains(residual: float, before: float, atol: float) -> bool:
+    """Whether an explanation that leaves `residual` (from `before`) accounts for the difference."""
+    return residual <= atol or residual <= EXPLAINED * before
+
+
 def format_factor(factor: float) -> str:
     """4 -> '4', 0.25 -> '1/4', anything else to 6 significant digits."""
     nearest = round(factor)

@@ -23,11 +23,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from pita.diagnose.base import Context, Diagnosis, format_factor
+from pita.diagnose.base import Context, Diagnosis, explains, format_factor
 
 KIND = "scale"
 NOT_A_SCALE = 1e-4  # |k - 1| below this is rounding, not a scale
-EXPLAINED = 1e-2  # the residual must be at most this fraction of the original error
 
 
 def detect(reference: np.ndarray, candidate: np.ndarray, atol: float, context: Context) -> Diagnosis | None:
@@ -42,7 +41,7 @@ def detect(reference: np.ndarray, candidate: np.ndarray, atol: float, context: C
         return None
     before = float(np.max(np.abs(c - r)))
     residual = float(np.max(np.abs(c / factor - r)))
-    if residual > max(EXPLAINED * before, 0.0) and residual > atol:
+    if not explains(residual, before, atol):
         return None
     shown = format_factor(factor)
     message = f"candidate = {shown} × reference (after dividing by {shown}: max|diff| {residual:.2e})"

@@ -48,4 +48,4 @@ def test_a_single_element_factor_stands_only_when_another_tensor_agrees():
     backed = [diagnose.explain(f32([-0.65]), f32([-2.6]), tol, context),
               diagnose.explain(f32([0.1, 0.2]), f32([0.4, 0.8]), tol, context)]
     diagnose.corroborate(backed)
-    assert [d.kind for d in backed[0]] == ["scale"] and "same factor" in backed[0][0].message
+    assert [d.kind for d in backed[0]] == ["scale"] and "same finding" in backed[0][0].message
