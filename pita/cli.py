@@ -26,6 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("candidate")
     compare.add_argument("--atol", type=float, default=1e-6, help="absolute tolerance (default 1e-6)")
     compare.add_argument("--rtol", type=float, default=0.0, help="relative tolerance, times |reference| (default 0)")
+    compare.add_argument("--ulp", type=int, metavar="N", help="an element also passes when at most N ULPs apart")
     compare.add_argument("--equal-nan", action="store_true", help="let NaN match NaN")
     compare.add_argument("--allow-input-mismatch", action="store_true", help="compare dumps whose input hashes differ")
     compare.add_argument("--format", choices=("text", "json"), default="text")
@@ -55,9 +56,9 @@ def _compare(args) -> int:
     from pita.dump import read_dump
     from pita.report import render_json, render_text
 
-    tolerance = Tolerance(atol=args.atol, rtol=args.rtol, equal_nan=args.equal_nan)
-    if tolerance.atol < 0 or tolerance.rtol < 0:
-        raise UsageError("--atol and --rtol must not be negative")
+    tolerance = Tolerance(atol=args.atol, rtol=args.rtol, ulp=args.ulp, equal_nan=args.equal_nan)
+    if tolerance.atol < 0 or tolerance.rtol < 0 or (tolerance.ulp is not None and tolerance.ulp < 0):
+        raise UsageError("--atol, --rtol and --ulp must not be negative")
     reference, candidate = read_dump(args.reference), read_dump(args.candidate)
     result = compare_dumps(reference, candidate, tolerance, allow_input_mismatch=args.allow_input_mismatch)
     sys.stdout.write(render_json(result) if args.format == "json" else render_text(result))

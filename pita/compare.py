@@ -17,20 +17,24 @@ from pita.align import align
 from pita.dump import Dump
 from pita.errors import UsageError
 from pita.diagnose.base import Diagnosis
+from pita.stats import measure, ulp_distance  # noqa: F401  (ulp_distance is part of compare's API)
 
 
 @dataclass(frozen=True)
 class Tolerance:
     atol: float = 1e-6
     rtol: float = 0.0
+    ulp: int | None = None  # when set, an element also passes within this many ULPs
     equal_nan: bool = False
 
     def formula(self) -> str:
         nan = "NaN passes only against NaN" if self.equal_nan else "NaN never passes"
-        return f"|candidate - reference| <= atol + rtol*|reference| (atol={self.atol:g}, rtol={self.rtol:g}); {nan}"
+        ulp = f", or ULP distance <= {self.ulp}" if self.ulp is not None else ""
+        return f"|candidate - reference| <= atol + rtol*|reference| (atol={self.atol:g}, rtol={self.rtol:g}){ulp}; {nan}; an inf passes only against the same inf"
 
     def short(self) -> str:
-        return f"{self.atol:g}" if self.rtol == 0 else f"{self.atol:g}+{self.rtol:g}*|reference|"
+        text = f"{self.atol:g}" if self.rtol == 0 else f"{self.atol:g}+{self.rtol:g}*|reference|"
+        return text + (f" or {self.ulp} ulp" if self.ulp is not None else "")
 
 
 @dataclass
@@ -48,6 +52,7 @@ class TensorResult:
     worst_candidate: float | None = None
     max_ulp: int | None = None
     max_ulp_index: list[int] = field(default_factory=list)
+    examples: list[dict] = field(default_factory=list)  # the first mismatched elements
     notes: list[str] = field(default_factory=list)
     diagnosis: list[Diagnosis] = field(default_factory=list)
 
@@ -117,6 +122,9 @@ def compare_dumps(reference: Dump, candidate: Dump, tolerance: Tolerance = Toler
     )
 
 
+DIAGNOSE_MAX = 1 << 22  # larger failing tensors are diagnosed on a sample of their elements
+
+
 def compare_tensor(name: str, reference: np.ndarray, candidate: np.ndarray, tolerance: Tolerance, context: diagnose.Context) -> TensorResult:
     shape, candidate_shape = list(reference.shape), list(candidate.shape)
     result = TensorResult(name=name, ok=True, n=int(reference.size), shape=shape, candidate_shape=candidate_shape)
@@ -124,65 +132,41 @@ def compare_tensor(name: str, reference: np.ndarray, candidate: np.ndarray, tole
         if [d for d in shape if d != 1] != [d for d in candidate_shape if d != 1]:
             result.ok = False
             result.notes.append(f"shape conflict: reference {shape}, candidate {candidate_shape}")
-            result.diagnosis = diagnose.explain(np.asarray(reference), np.asarray(candidate), tolerance, context)
+            if reference.size <= DIAGNOSE_MAX and candidate.size <= DIAGNOSE_MAX:
+                result.diagnosis = diagnose.explain(np.asarray(reference), np.asarray(candidate), tolerance, context)
             return result
         result.notes.append(f"shapes {shape} (reference) and {candidate_shape} (candidate) differ only in size-1 axes: compared flat")
         candidate = candidate.reshape(reference.shape)
-    failed = _measure(result, np.asarray(reference), np.asarray(candidate), tolerance)
-    if failed:
-        result.diagnosis = diagnose.explain(np.asarray(reference), np.asarray(candidate), tolerance, context)
+    stats = measure(reference, candidate, tolerance)
+    _fill(result, stats, reference, candidate)
+    if not result.ok:
+        result.diagnosis = _diagnose(result, reference, candidate, tolerance, context)
     return result
 
 
-def _measure(result: TensorResult, reference: np.ndarray, candidate: np.ndarray, tolerance: Tolerance) -> bool:
-    r, c = reference.astype(np.float64), candidate.astype(np.float64)
-    with np.errstate(invalid="ignore", over="ignore"):
-        diff = np.abs(c - r)
-        same = (c == r) | (tolerance.equal_nan & np.isnan(c) & np.isnan(r))
-        passed = same | (diff <= tolerance.atol + tolerance.rtol * np.abs(r))
-        diff = np.where(same, 0.0, np.where(np.isnan(diff), np.inf, diff))
-        rel = np.where(diff == 0, 0.0, diff / np.abs(r))
-    result.mismatched = int(np.count_nonzero(~passed))
-    result.ok = result.mismatched == 0
-    if r.size == 0:
-        return False
-    worst = int(np.argmax(diff))
-    result.max_abs_diff = float(diff.flat[worst])
-    result.max_rel_diff = float(np.max(rel))
-    result.worst_index = [int(i) for i in np.unravel_index(worst, r.shape)]
-    result.worst_reference, result.worst_candidate = float(r.flat[worst]), float(c.flat[worst])
-    ulp = ulp_distance(reference, candidate)
-    if ulp is not None:
-        at = int(np.argmax(ulp))
-        result.max_ulp = int(ulp.flat[at])
-        result.max_ulp_index = [int(i) for i in np.unravel_index(at, r.shape)]
-    return not result.ok
+def _fill(result: TensorResult, stats, reference: np.ndarray, candidate: np.ndarray) -> None:
+    index = lambda flat: [int(i) for i in np.unravel_index(flat, reference.shape)]
+    result.mismatched = stats.mismatched
+    result.ok = stats.mismatched == 0
+    result.max_abs_diff, result.max_rel_diff = stats.max_abs_diff, stats.max_rel_diff
+    result.max_ulp = stats.max_ulp
+    if stats.worst >= 0:
+        result.worst_index = index(stats.worst)
+        result.worst_reference = float(reference.reshape(-1)[stats.worst])
+        result.worst_candidate = float(candidate.reshape(-1)[stats.worst])
+    if stats.max_ulp_at >= 0:
+        result.max_ulp_index = index(stats.max_ulp_at)
+    result.examples = [
+        {"index": index(i), "reference": float(reference.reshape(-1)[i]), "candidate": float(candidate.reshape(-1)[i])}
+        for i in stats.examples
+    ]
 
 
-_INT_OF_FLOAT = {2: np.int16, 4: np.int32, 8: np.int64}
-
-
-def ulp_distance(reference: np.ndarray, candidate: np.ndarray) -> np.ndarray | None:
-    """Units in the last place between elements, in the coarser of the two float dtypes.
-
-    NaN pairs count as 0 when both are NaN and as the largest distance otherwise."""
-    if reference.dtype.kind != "f" or candidate.dtype.kind != "f":
-        return None
-    dtype = min(reference.dtype, candidate.dtype, key=lambda d: d.itemsize)
-    r, c = reference.astype(dtype), candidate.astype(dtype)
-    a, b = _ordered(r), _ordered(c)
-    same_sign = (a >= 0) == (b >= 0)
-    # Across zero the distance is |a| + |b|, which can exceed int64 for float64: count in uint64.
-    distance = np.where(same_sign, np.abs(a - np.where(same_sign, b, a)), 0).astype(np.uint64)
-    distance[~same_sign] = np.abs(a[~same_sign]).astype(np.uint64) + np.abs(b[~same_sign]).astype(np.uint64)
-    nan_r, nan_c = np.isnan(r), np.isnan(c)
-    distance[nan_r != nan_c] = np.iinfo(np.uint64).max
-    distance[nan_r & nan_c] = 0
-    return distance
-
-
-def _ordered(values: np.ndarray) -> np.ndarray:
-    """Maps float bits to integers that are ordered like the floats (+0 and -0 both map to 0)."""
-    bits = values.view(_INT_OF_FLOAT[values.dtype.itemsize]).astype(np.int64)
-    sign_bit = 1 << (values.dtype.itemsize * 8 - 1)
-    return np.where(bits < 0, -(bits & (sign_bit - 1)), bits)
+def _diagnose(result: TensorResult, reference, candidate, tolerance: Tolerance, context) -> list[Diagnosis]:
+    if reference.size <= DIAGNOSE_MAX:
+        return diagnose.explain(np.asarray(reference), np.asarray(candidate), tolerance, context)
+    # Elementwise rules on an evenly spaced sample; axis orders need the whole tensor.
+    sample = np.linspace(0, reference.size - 1, DIAGNOSE_MAX, dtype=np.int64)
+    result.notes.append(f"diagnosed on a sample of {sample.size} of {reference.size} elements")
+    flat = lambda a: np.asarray(a.reshape(-1)[sample])
+    return diagnose.explain(flat(reference), flat(candidate), tolerance, context)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 from pita.compare import ComparisonResult, TensorResult
 
@@ -31,12 +32,31 @@ def _tensor_lines(tensor: TensorResult) -> list[str]:
     if not tensor.ok:
         share = 100.0 * tensor.mismatched / tensor.n if tensor.n else 100.0
         line += f" MISMATCH {tensor.mismatched}/{tensor.n} ({share:.1f}%)"
-        if tensor.worst_reference is not None:
-            line += f" worst at {tensor.worst_index}: reference {tensor.worst_reference:.9g}, candidate {tensor.worst_candidate:.9g}"
     lines = [line]
+    if not tensor.ok and tensor.worst_reference is not None:
+        lines.append(f"  worst at {tensor.worst_index}: reference {tensor.worst_reference:.9g}, candidate {tensor.worst_candidate:.9g}; max rel diff {tensor.max_rel_diff:.2e}")
+        examples = "; ".join(f"{e['index']} {e['reference']:.9g} vs {e['candidate']:.9g}" for e in tensor.examples)
+        lines.append(f"  first mismatches: {examples}")
+        lines.append(f"  would pass with: {would_pass(tensor)}")
     lines.extend(f"  note: {note}" for note in tensor.notes)
     lines.extend(f"  diagnosis {d.kind}: {d.message}" for d in tensor.diagnosis)
     return lines
+
+
+def would_pass(tensor: TensorResult) -> str:
+    """The smallest tolerances that would have let this tensor pass, each on its own."""
+    options = [f"--atol {_round_up(tensor.max_abs_diff)}", f"--rtol {_round_up(tensor.max_rel_diff)} --atol 0"]
+    if tensor.max_ulp is not None and tensor.max_ulp < 2**63 - 1:
+        options.append(f"--ulp {tensor.max_ulp}")
+    return ", or ".join(options) if tensor.max_abs_diff != float("inf") else "no tolerance (NaN or inf against a number)"
+
+
+def _round_up(value: float) -> str:
+    """Three significant digits, rounded up so the printed tolerance really passes."""
+    if not math.isfinite(value) or value == 0:
+        return f"{value:g}"
+    step = 10 ** (math.floor(math.log10(value)) - 2)
+    return f"{math.ceil(value / step * (1 - 1e-12)) * step:.3g}"
 
 
 def _ulp(value: int) -> str:

@@ -16,7 +16,7 @@ import jinja2
 import numpy as np
 
 from pita import catalog
-from pita.compare import ulp_distance
+from pita.stats import ulp_distance
 from pita.dump import write_atomically
 from pita.errors import UsageError
 from pita.record import RunRecord

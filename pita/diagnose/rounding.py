@@ -30,7 +30,7 @@ LEVELS = (("float16", 2.0**-11), ("bfloat16", 2.0**-8))
 
 
 def detect(reference: np.ndarray, candidate: np.ndarray, atol: float, context: Context) -> Diagnosis | None:
-    from pita.compare import ulp_distance
+    from pita.stats import ulp_distance
 
     r, c = reference.astype(np.float64).ravel(), candidate.astype(np.float64).ravel()
     if r.size == 0 or not (np.all(np.isfinite(r)) and np.all(np.isfinite(c))):
