@@ -29,6 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--ulp", type=int, metavar="N", help="an element also passes when at most N ULPs apart")
     compare.add_argument("--equal-nan", action="store_true", help="let NaN match NaN")
     compare.add_argument("--allow-input-mismatch", action="store_true", help="compare dumps whose input hashes differ")
+    compare.add_argument("--rules", metavar="FILE", help="TOML rules: renames, transposes, per-tensor tolerances")
+    compare.add_argument("--reference64", metavar="FILE", help="a float64 run of the reference: judge each side's error against it")
     compare.add_argument("--format", choices=("text", "json"), default="text")
     compare.set_defaults(handler=_compare)
 
@@ -59,8 +61,13 @@ def _compare(args) -> int:
     tolerance = Tolerance(atol=args.atol, rtol=args.rtol, ulp=args.ulp, equal_nan=args.equal_nan)
     if tolerance.atol < 0 or tolerance.rtol < 0 or (tolerance.ulp is not None and tolerance.ulp < 0):
         raise UsageError("--atol, --rtol and --ulp must not be negative")
+    from pita.align import load_rules
+
+    rules = load_rules(args.rules) if args.rules else None
     reference, candidate = read_dump(args.reference), read_dump(args.candidate)
-    result = compare_dumps(reference, candidate, tolerance, allow_input_mismatch=args.allow_input_mismatch)
+    reference64 = read_dump(args.reference64) if args.reference64 else None
+    result = compare_dumps(reference, candidate, tolerance, allow_input_mismatch=args.allow_input_mismatch,
+                           rules=rules, reference64=reference64)
     sys.stdout.write(render_json(result) if args.format == "json" else render_text(result))
     return 0 if result.ok else 1
 

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from pita import diagnose
-from pita.align import align
+from pita.align import Rules, align
 from pita.dump import Dump
 from pita.errors import UsageError
 from pita.diagnose.base import Diagnosis
@@ -53,6 +53,8 @@ class TensorResult:
     max_ulp: int | None = None
     max_ulp_index: list[int] = field(default_factory=list)
     examples: list[dict] = field(default_factory=list)  # the first mismatched elements
+    tolerance: str | None = None  # set when a rules file overrides the tolerance for this tensor
+    float64: dict | None = None  # each side's error against a float64 reference run
     notes: list[str] = field(default_factory=list)
     diagnosis: list[Diagnosis] = field(default_factory=list)
 
@@ -70,6 +72,7 @@ class ComparisonResult:
     tensors: list[TensorResult]
     missing: list[str]
     extra: list[str]
+    mappings: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -88,6 +91,7 @@ class ComparisonResult:
             "worst": self.worst,
             "missing": self.missing,
             "extra": self.extra,
+            "mappings": self.mappings,
             "tensors": [t.to_dict() for t in self.tensors],
         }
 
@@ -102,15 +106,32 @@ def check_same_inputs(reference: Dump, candidate: Dump) -> None:
         )
 
 
-def compare_dumps(reference: Dump, candidate: Dump, tolerance: Tolerance = Tolerance(), *, allow_input_mismatch: bool = False) -> ComparisonResult:
+def compare_dumps(
+    reference: Dump,
+    candidate: Dump,
+    tolerance: Tolerance = Tolerance(),
+    *,
+    allow_input_mismatch: bool = False,
+    rules: Rules | None = None,
+    reference64: Dump | None = None,
+) -> ComparisonResult:
     if not allow_input_mismatch:
         check_same_inputs(reference, candidate)
-    alignment = align(reference.tensors, candidate.tensors)
+    rules = rules or Rules()
+    reference_tensors, reference_mappings = rules.apply(reference.tensors, "reference")
+    candidate_tensors, candidate_mappings = rules.apply(candidate.tensors, "candidate")
+    alignment = align(reference_tensors, candidate_tensors)
     context = diagnose.Context(batch_sizes={b for b in (reference.batch_size, candidate.batch_size) if b})
-    tensors = [
-        compare_tensor(name, reference.tensors[name], candidate.tensors[name], tolerance, context)
-        for name in alignment.pairs
-    ]
+    tensors = []
+    for name in alignment.pairs:
+        own = rules.tolerance_for(name, tolerance)
+        result = compare_tensor(name, reference_tensors[name], candidate_tensors[name], own, context)
+        if own != tolerance:
+            result.tolerance = own.short()
+            result.notes.append(f"tolerance from the rules file: {own.formula()}")
+        if reference64 is not None and name in reference64.tensors and result.shape == list(reference64.tensors[name].shape):
+            result.float64 = float64_errors(reference64.tensors[name], reference_tensors[name], candidate_tensors[name].reshape(reference_tensors[name].shape))
+        tensors.append(result)
     diagnose.corroborate([t.diagnosis for t in tensors])
     return ComparisonResult(
         reference=f"{reference.source} ({reference.describe()})",
@@ -119,7 +140,16 @@ def compare_dumps(reference: Dump, candidate: Dump, tolerance: Tolerance = Toler
         tensors=tensors,
         missing=alignment.missing,
         extra=alignment.extra,
+        mappings=reference_mappings + candidate_mappings,
     )
+
+
+def float64_errors(exact: np.ndarray, reference: np.ndarray, candidate: np.ndarray) -> dict:
+    """Each side's largest error against a float64 run of the same computation: which side drifted."""
+    reference_error = measure(exact, reference, Tolerance()).max_abs_diff
+    candidate_error = measure(exact, candidate, Tolerance()).max_abs_diff
+    ratio = candidate_error / reference_error if reference_error else (1.0 if candidate_error == 0 else float("inf"))
+    return {"reference_error": reference_error, "candidate_error": candidate_error, "ratio": ratio}
 
 
 DIAGNOSE_MAX = 1 << 22  # larger failing tensors are diagnosed on a sample of their elements

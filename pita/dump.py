@@ -61,12 +61,32 @@ def read_dump(path: str | os.PathLike) -> Dump:
     if not path.exists():
         raise UsageError(f"{path}: no such file")
     if path.is_dir():
-        raise UsageError(f"{path}: is a directory, expected a dump file ({', '.join(SUFFIXES)})")
+        return read_directory(path)
     readers = {".safetensors": read_safetensors, ".json": read_json, ".npz": read_npz}
     reader = readers.get(path.suffix)
     if reader is None:
         raise UsageError(f"{path}: unknown dump suffix {path.suffix!r} (expected {', '.join(SUFFIXES)})")
     return reader(path)
+
+
+def read_directory(path: Path) -> Dump:
+    """Every dump in a folder as one dump whose tensors are named `<file stem>/<tensor>`; a stem
+    written in several forms is read from its safetensors file. Metadata values shared by every
+    file are kept."""
+    files = {}
+    for file in sorted(path.iterdir()):
+        if file.suffix in SUFFIXES and not file.name.startswith(".") and file.name != "record.json":
+            files.setdefault(file.stem, file)  # sorted: .json < .npz < .safetensors
+            if file.suffix == ".safetensors":
+                files[file.stem] = file
+    if not files:
+        raise UsageError(f"{path}: directory has no dumps ({', '.join(SUFFIXES)})")
+    dumps = {stem: read_dump(file) for stem, file in files.items()}
+    tensors = {f"{stem}/{name}": t for stem, d in dumps.items() for name, t in d.tensors.items()}
+    shared = dict(next(iter(dumps.values())).metadata)
+    for d in dumps.values():
+        shared = {k: v for k, v in shared.items() if d.metadata.get(k) == v}
+    return Dump(tensors=tensors, metadata=shared, source=str(path))
 
 
 def write_dump(dump: Dump, path: str | os.PathLike) -> Path:

@@ -11,6 +11,7 @@ from pita.compare import ComparisonResult, TensorResult
 def render_text(result: ComparisonResult) -> str:
     lines = [f"reference: {result.reference}", f"candidate: {result.candidate}"]
     lines.append(f"tolerance: {result.tolerance.formula()}")
+    lines.extend(f"mapping: {mapping}" for mapping in result.mappings)
     if result.missing or result.extra:
         one_sided = []
         if result.missing:
@@ -39,6 +40,10 @@ def _tensor_lines(tensor: TensorResult) -> list[str]:
         lines.append(f"  first mismatches: {examples}")
         lines.append(f"  would pass with: {would_pass(tensor)}")
     lines.extend(f"  note: {note}" for note in tensor.notes)
+    if tensor.float64:
+        f = tensor.float64
+        lines.append(f"  float64 check: reference error {f['reference_error']:.2e}, candidate error {f['candidate_error']:.2e} "
+                     f"(candidate's error is {f['ratio']:.3g}× the reference's own error)")
     lines.extend(f"  diagnosis {d.kind}: {d.message}" for d in tensor.diagnosis)
     return lines
 

@@ -55,7 +55,10 @@ def render_all(root: Path, ids: list[str] | None = None) -> dict[Path, str]:
     if not chapters:
         raise UsageError("no run records in book/records/: run `pita run p12` first")
     if not ids:
+        from pita.diagnose import reference_page
+
         chapters[book_dir(root) / "README.md"] = render_catalog(root)
+        chapters[root / "docs" / "diagnosis.md"] = reference_page()
     return chapters
 
 

@@ -1,0 +1,54 @@
+"""`assert_parity`: compare from Python code and tests, with the same report as `pita compare`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from pita.compare import ComparisonResult, Tolerance, compare_dumps
+from pita.dump import Dump, read_dump
+
+
+class ParityError(AssertionError):
+    """Raised by `assert_parity`; carries the structured result beside the text report."""
+
+    def __init__(self, report: str, result: ComparisonResult):
+        super().__init__(report)
+        self.result = result
+
+
+def assert_parity(reference, candidate, *, atol: float = 1e-6, rtol: float = 0.0, ulp: int | None = None,
+                  equal_nan: bool = False, rules=None) -> ComparisonResult:
+    """Compares two sets of tensors and raises `ParityError` with the full report on a mismatch.
+
+    `reference` and `candidate` are each a dump path (safetensors, JSON, npz or a folder), a
+    `Dump`, or a dict of name -> array (numpy arrays, or torch tensors: converted without this
+    module importing torch). `rules` is a path to a rules file or a loaded `Rules`."""
+    from pita.align import load_rules
+    from pita.report import render_text
+
+    if isinstance(rules, (str, os.PathLike)):
+        rules = load_rules(rules)
+    tolerance = Tolerance(atol=atol, rtol=rtol, ulp=ulp, equal_nan=equal_nan)
+    result = compare_dumps(_as_dump(reference, "reference"), _as_dump(candidate, "candidate"), tolerance, rules=rules)
+    if not result.ok:
+        raise ParityError(render_text(result), result)
+    return result
+
+
+def _as_dump(value, label: str) -> Dump:
+    if isinstance(value, Dump):
+        return value
+    if isinstance(value, (str, os.PathLike)):
+        return read_dump(Path(value))
+    if isinstance(value, dict):
+        return Dump({str(k): _as_array(v) for k, v in value.items()}, source=label)
+    raise TypeError(f"{label}: expected a path, a Dump or a dict of arrays, got {type(value).__name__}")
+
+
+def _as_array(value) -> np.ndarray:
+    if hasattr(value, "detach"):  # a torch tensor; torch is already imported by whoever made it
+        value = value.detach().cpu().numpy()
+    return np.asarray(value)

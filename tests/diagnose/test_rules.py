@@ -1,0 +1,71 @@
+"""Each rule on cases it must find and cases it must not."""
+
+import numpy as np
+import pytest
+
+from pita import diagnose
+from pita.compare import Tolerance
+from pita.diagnose.base import Context
+
+from conftest import f32
+
+RNG = np.random.default_rng(7)
+M = RNG.standard_normal((5, 5)).astype(np.float32)
+V = RNG.standard_normal(12).astype(np.float32)
+
+MUST_FIND = {
+    "sign": (V, -V, {}),
+    "offset": (V, V + np.float32(0.25), {"value": pytest.approx(0.25, abs=1e-6)}),
+    "transpose": (M, M.T.copy(), {"axes": [1, 0]}),  # square: the shapes agree
+    "permutation": (M, M[[2, 0, 1, 4, 3]], {"rows": [2, 0, 1, 4, 3]}),
+    "nan": (V, np.where(np.arange(12) == 5, np.nan, V).astype(np.float32), {"count": 1, "first_index": [5], "side": "candidate"}),
+    "rounding": (V, V.astype(np.float16).astype(np.float32), {"level": "float16"}),
+}
+
+
+def kinds(reference, candidate):
+    return {d.kind: d for d in diagnose.explain(np.asarray(reference), np.asarray(candidate), Tolerance(), Context())}
+
+
+@pytest.mark.parametrize("kind", sorted(MUST_FIND))
+def test_rule_finds_its_case_and_nothing_else_claims_it(kind):
+    reference, candidate, params = MUST_FIND[kind]
+    found = kinds(reference, candidate)
+    assert list(found) == [kind]
+    for name, value in params.items():
+        assert found[kind].params[name] == value
+
+
+def test_axis_permutations_of_three_axes_and_shape_conflicts():
+    cube = RNG.standard_normal((2, 3, 4)).astype(np.float32)
+    assert kinds(cube, np.transpose(cube, (1, 2, 0)))["permutation"].params["axes"] == [1, 2, 0]
+    assert kinds(cube, np.swapaxes(cube, 1, 2))["transpose"].params["axes"] == [0, 2, 1]
+
+
+def test_ulp_noise_is_rounding_not_a_bug():
+    found = kinds(V, np.nextafter(V, np.float32(np.inf)))
+    assert found["rounding"].params == {"level": "ulp", "ulps": 1}
+
+
+@pytest.mark.parametrize("seed", range(50))
+def test_no_rule_explains_unrelated_random_tensors(seed):
+    rng = np.random.default_rng(seed)
+    reference = rng.standard_normal((6, 6)).astype(np.float32)
+    candidate = rng.standard_normal((6, 6)).astype(np.float32)
+    assert kinds(reference, candidate) == {}
+
+
+def test_near_misses_are_not_explained():
+    half_scaled = V.copy()
+    half_scaled[:6] *= 2
+    assert kinds(V, half_scaled) == {}
+    assert "offset" not in kinds(V, V + np.linspace(0, 1, 12, dtype=np.float32))
+    nearly_transposed = M.T.copy()
+    nearly_transposed[0, 1] += 1
+    assert kinds(M, nearly_transposed) == {}
+    assert "permutation" not in kinds(M, M[[0, 0, 1, 2, 3]])
+
+
+def test_symmetric_matrices_are_never_called_transposed():
+    symmetric = (M + M.T).astype(np.float32)
+    assert "transpose" not in kinds(symmetric, symmetric * 2)

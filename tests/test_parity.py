@@ -1,0 +1,42 @@
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import pita
+from pita.parity import ParityError
+
+
+def test_assert_parity_passes_and_raises_with_the_report():
+    reference = {"w": np.float32([0.1, 0.2]), "b": np.float32([1.0])}
+    assert pita.assert_parity(reference, {"w": np.float32([0.1, 0.2]), "b": np.float32([1.0])}).ok
+    with pytest.raises(ParityError) as error:
+        pita.assert_parity(reference, {"w": np.float32([0.4, 0.8]), "b": np.float32([1.0])})
+    assert "candidate = 4 × reference" in str(error.value) and "MISMATCH" in str(error.value)
+    assert error.value.result.tensors[1].name == "w"
+
+
+def test_assert_parity_takes_torch_tensors_and_tolerances():
+    torch = pytest.importorskip("torch")
+    reference = {"w": torch.tensor([1.0, 2.0])}
+    pita.assert_parity(reference, {"w": torch.tensor([1.0, 2.0 + 1e-4])}, atol=1e-3)
+    with pytest.raises(ParityError):
+        pita.assert_parity(reference, {"w": torch.tensor([1.0, 2.0 + 1e-4])}, atol=1e-6)
+
+
+def test_the_pytest_plugin_loads_without_torch(tmp_path):
+    (tmp_path / "pytest.ini").write_text("[pytest]\npita_atol = 0.5\n")
+    (tmp_path / "test_user.py").write_text(
+        "import sys, numpy as np, pytest\n"
+        "def test_close(assert_parity):\n"
+        "    assert_parity({'w': np.float32([1.0])}, {'w': np.float32([1.4])})\n"
+        "    assert 'torch' not in sys.modules\n"
+        "def test_far(assert_parity):\n"
+        "    with pytest.raises(AssertionError):\n"
+        "        assert_parity({'w': np.float32([1.0])}, {'w': np.float32([1.6])})\n"
+    )
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "2 passed" in proc.stdout
