@@ -31,15 +31,19 @@ def _blocks(r, c, rb, cb, atol, rtol, ulp_limit, equal_nan, floats, ints, exampl
         end = min(n, start + size)
         max_abs, max_rel = 0.0, 0.0
         bad, worst, max_ulp, ulp_at, nan_r, nan_c, kept = 0, -1, 0, -1, 0, 0, 0
+        if start < end:
+            worst, ulp_at = start, start  # every statistic is 0 until an element differs
         for i in range(start, end):
             x = np.float64(r[i])
             y = np.float64(c[i])
+            if x == y:  # the common case: equal (and so not NaN) contributes nothing else
+                continue
             rn, cn = x != x, y != y
             nan_r += rn
             nan_c += cn
-            if x == y or (equal_nan and rn and cn):
-                diff, ulp, ok = 0.0, 0, True
-            elif rn or cn:
+            if equal_nan and rn and cn:
+                continue
+            if rn or cn:
                 diff, ulp, ok = np.inf, np.int64(ULP_UNBOUNDED), False
             else:
                 diff = abs(y - x)
@@ -47,14 +51,15 @@ def _blocks(r, c, rb, cb, atol, rtol, ulp_limit, equal_nan, floats, ints, exampl
                     diff = np.inf
                 a, d = _ordered(rb[i]), _ordered(cb[i])
                 ulp = a - d if a >= d else d - a
-                ok = diff <= atol + rtol * abs(x) or (ulp_limit >= 0 and ulp <= ulp_limit)
-            if worst < 0 or diff > max_abs:
+                ax = abs(x)
+                ok = diff <= atol + rtol * ax or (ulp_limit >= 0 and ulp <= ulp_limit)
+                if diff > max_rel * ax:  # diff/|x| > max_rel, without dividing every element
+                    max_rel = np.inf if (ax == 0.0 or diff == np.inf) else diff / ax
+            if diff > max_abs:
                 max_abs, worst = diff, i
-            if diff > 0.0:
-                rel = np.inf if (diff == np.inf or x == 0.0) else diff / abs(x)
-                if rel > max_rel:
-                    max_rel = rel
-            if ulp_at < 0 or ulp > max_ulp:
+            if diff == np.inf:
+                max_rel = np.inf
+            if ulp > max_ulp:
                 max_ulp, ulp_at = ulp, i
             if not ok:
                 if kept < examples.shape[1]:

@@ -55,3 +55,19 @@ def test_released_pages_of_a_mapped_file_read_back_the_same(tmp_path):
     stats.release(mapped[100:5000])
     stats.release(mapped)
     assert np.array_equal(mapped, values)
+
+
+def test_releasing_chunks_keeps_a_large_mapped_file_out_of_memory(tmp_path):
+    def resident_mb():
+        status = open("/proc/self/status").read()
+        return int(status.split("VmRSS:")[1].split()[0]) / 1024
+
+    values = np.ones(16 * 1024 * 1024, dtype=np.float32)  # 64 MB
+    write_dump(Dump({"t": values}), tmp_path / "t.safetensors")
+    del values
+    mapped = read_dump(tmp_path / "t.safetensors").tensors["t"]
+    before = resident_mb()
+    assert float(mapped.sum(dtype=np.float64)) == mapped.size  # touches every page
+    touched = resident_mb()
+    stats.release(mapped)
+    assert touched - before > 48 and touched - resident_mb() > 48
