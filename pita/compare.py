@@ -156,6 +156,9 @@ DIAGNOSE_MAX = 1 << 22  # larger failing tensors are diagnosed on a sample of th
 
 
 def compare_tensor(name: str, reference: np.ndarray, candidate: np.ndarray, tolerance: Tolerance, context: diagnose.Context) -> TensorResult:
+    for side, array in (("reference", reference), ("candidate", candidate)):
+        if array.dtype.kind not in "biuf":
+            raise UsageError(f"{side} tensor {name!r} has dtype {array.dtype}, not a number type")
     shape, candidate_shape = list(reference.shape), list(candidate.shape)
     result = TensorResult(name=name, ok=True, n=int(reference.size), shape=shape, candidate_shape=candidate_shape)
     if shape != candidate_shape:

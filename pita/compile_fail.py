@@ -18,6 +18,11 @@ EXAMPLES = Path("crates") / CRATE / "examples"
 OVERWRITE = "PITA_OVERWRITE_SNAPSHOTS"
 _ARROW = re.compile(r"^(\s*--> )(\S+?):(\d+):(\d+)$")
 _GUTTER = re.compile(r"^(\s*)(\d+)( \|.*)$")
+# Paths that differ between machines: the cargo registry (CARGO_HOME) and the toolchain's sources.
+_MACHINE_PATHS = (
+    (re.compile(r"\S*/registry/src/[^/\s]+/"), "$CARGO_REGISTRY/"),
+    (re.compile(r"\S*/rustc/[0-9a-f]+/"), "$RUSTC/"),
+)
 
 
 def check(root: Path, case: str) -> CompileFailRun:
@@ -51,7 +56,10 @@ def normalise(diagnostic: str, source: str, root: Path) -> str:
     """Keeps the example's own locations; masks line numbers in other files, which move whenever
     those files change, and the absolute checkout path."""
     lines, foreign = [], False
-    for line in diagnostic.replace(str(root) + os.sep, "").splitlines():
+    diagnostic = diagnostic.replace(str(root) + os.sep, "")
+    for pattern, replacement in _MACHINE_PATHS:
+        diagnostic = pattern.sub(replacement, diagnostic)
+    for line in diagnostic.splitlines():
         arrow = _ARROW.match(line)
         if arrow:
             foreign = arrow.group(2) != source

@@ -151,7 +151,7 @@ def _validated_entries(path: Path, header: dict, data_len: int) -> dict[str, dic
     spans = []
     for name, entry in entries.items():
         where = f"{path}: tensor {name!r}"
-        if not isinstance(entry, dict) or entry.get("dtype") not in DTYPES:
+        if not isinstance(entry, dict) or not isinstance(entry.get("dtype"), str) or entry["dtype"] not in DTYPES:
             raise UsageError(f"{where}: missing or unknown dtype {entry.get('dtype') if isinstance(entry, dict) else entry!r}")
         shape, offsets = entry.get("shape"), entry.get("data_offsets")
         if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape):
@@ -222,7 +222,7 @@ def read_json(path: Path) -> Dump:
 
 def _json_tensor(path: Path, name: str, entry) -> np.ndarray:
     where = f"{path}: tensor {name!r}"
-    if not isinstance(entry, dict) or entry.get("dtype") not in DTYPES or entry["dtype"] == "BF16":
+    if not isinstance(entry, dict) or not isinstance(entry.get("dtype"), str) or entry["dtype"] not in DTYPES or entry["dtype"] == "BF16":
         raise UsageError(f"{where}: missing or unsupported dtype")
     shape = entry.get("shape")
     if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape):
@@ -288,11 +288,18 @@ def _json_bytes(dump: Dump) -> bytes:
 NPZ_METADATA_KEY = "__metadata__"
 
 
+MAX_DEFLATE_RATIO = 1100  # deflate cannot compress better than ~1032:1
+
+
 def read_npz(path: Path) -> Dump:
     try:
-        with np.load(path, allow_pickle=False) as archive:
-            arrays = {name: archive[name] for name in archive.files}
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError) as error:
+        with zipfile.ZipFile(path) as archive:
+            arrays = {}
+            for info in archive.infolist():
+                if not info.filename.endswith(".npy"):
+                    raise ValueError(f"member {info.filename!r} is not an .npy array")
+                arrays[info.filename[:-4]] = _npz_member(archive, info, path.stat().st_size)
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError, NotImplementedError, RuntimeError, TypeError, SyntaxError) as error:
         raise UsageError(f"{path}: not a readable npz archive ({error})") from None
     metadata = {}
     if NPZ_METADATA_KEY in arrays:
@@ -300,7 +307,31 @@ def read_npz(path: Path) -> Dump:
             metadata = json.loads(str(arrays.pop(NPZ_METADATA_KEY)))
         except json.JSONDecodeError as error:
             raise UsageError(f"{path}: {NPZ_METADATA_KEY} is not JSON ({error})") from None
+        if not isinstance(metadata, dict):
+            raise UsageError(f"{path}: {NPZ_METADATA_KEY} is not a JSON object")
     return Dump(tensors=arrays, metadata={str(k): str(v) for k, v in metadata.items()}, source=str(path))
+
+
+def _npz_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, archive_size: int) -> np.ndarray:
+    """One array, its size checked against the archive before anything is allocated."""
+    if info.compress_size > archive_size:
+        raise ValueError(f"member {info.filename!r} claims {info.compress_size} bytes, more than the archive")
+    if info.compress_type != zipfile.ZIP_STORED and info.file_size > MAX_DEFLATE_RATIO * max(info.compress_size, 1):
+        raise ValueError(f"member {info.filename!r} would inflate {info.file_size // max(info.compress_size, 1)}-fold")
+    with archive.open(info) as member:
+        version = np.lib.format.read_magic(member)
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, fortran, dtype = read_header(member)
+        if dtype.hasobject:
+            raise ValueError(f"member {info.filename!r} holds Python objects")
+        nbytes = math.prod(shape) * dtype.itemsize
+        if nbytes > info.file_size:
+            raise ValueError(f"member {info.filename!r} declares {nbytes} bytes of data in {info.file_size}")
+        data = member.read(nbytes)
+    if len(data) != nbytes:
+        raise ValueError(f"member {info.filename!r} is truncated")
+    array = np.frombuffer(data, dtype=dtype)
+    return array.reshape(shape, order="F" if fortran else "C")
 
 
 def _npz_bytes(dump: Dump) -> bytes:

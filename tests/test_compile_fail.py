@@ -30,3 +30,9 @@ def test_rendered_errors_skip_warnings_and_the_abort_summary():
 
     stream = "\n".join([message("warning", "unused"), message("error", "mismatched types"), message("error", "aborting due to 1 previous error"), "not json"])
     assert rendered_errors(stream) == "mismatched types\n"
+
+
+def test_normalise_masks_machine_specific_paths():
+    raw = "note: method defined here\n  --> /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/burn-nn-0.22.1/src/loss/x.rs:9:12\n"
+    text = normalise(raw, SOURCE, Path("/abs/checkout"))
+    assert "--> $CARGO_REGISTRY/burn-nn-0.22.1/src/loss/x.rs:LL:CC" in text and "/root" not in text

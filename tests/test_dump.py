@@ -116,3 +116,41 @@ def test_write_is_atomic_and_leaves_no_temporary_file(tmp_path):
         write_dump(Dump({"w": np.zeros(3, np.complex64)}), tmp_path / "w.safetensors")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["w.safetensors"]
     assert read_dump(tmp_path / "w.safetensors").tensors["w"].dtype == np.float32
+
+
+@pytest.mark.parametrize("suffix", FORMS)
+@settings(max_examples=150, deadline=None)
+@given(data=st.binary(max_size=256))
+def test_arbitrary_bytes_are_read_or_refused_with_one_line(tmp_path_factory, suffix, data):
+    path = tmp_path_factory.mktemp("raw") / f"x{suffix}"
+    path.write_bytes(data)
+    try:
+        read_dump(path)
+    except UsageError as error:
+        assert "\n" not in str(error)
+
+
+json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+                           lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4), max_leaves=20)
+
+
+@settings(max_examples=200, deadline=None)
+@given(entry=st.dictionaries(st.sampled_from(["dtype", "shape", "values", "bits"]), json_values))
+def test_any_json_tensor_entry_is_read_or_refused(tmp_path_factory, entry):
+    path = tmp_path_factory.mktemp("json") / "x.json"
+    path.write_text(json.dumps({"format": "pita-dump/1", "tensors": {"t": entry}}))
+    try:
+        read_dump(path)
+    except UsageError:
+        pass
+
+
+def test_the_fuzz_target_finds_no_crash_in_a_short_run():
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("fuzz_readers", Path(__file__).parents[1] / "fuzz" / "readers.py")
+    fuzz = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fuzz)
+    counts = fuzz.run(iterations=400, seconds=None, seed=12345, quiet=True)
+    assert "crashed" not in counts and counts["tried"] == 400 and counts["refused"] > 0 and counts["read"] > 0

@@ -26,7 +26,7 @@ import numpy as np
 from pita.diagnose.base import Context, Diagnosis, explains, format_factor
 
 KIND = "scale"
-NOT_A_SCALE = 1e-4  # |k - 1| below this is rounding, not a scale
+NOT_A_SCALE = 1e-6  # |k - 1| below this is float32 rounding, not a scale
 
 
 def detect(reference: np.ndarray, candidate: np.ndarray, atol: float, context: Context) -> Diagnosis | None:

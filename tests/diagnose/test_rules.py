@@ -69,3 +69,9 @@ def test_near_misses_are_not_explained():
 def test_symmetric_matrices_are_never_called_transposed():
     symmetric = (M + M.T).astype(np.float32)
     assert "transpose" not in kinds(symmetric, symmetric * 2)
+
+
+def test_a_tiny_consistent_scale_is_a_scale_not_rounding():
+    values = np.linspace(0.5, 1.5, 8, dtype=np.float32)
+    found = kinds(values, (values.astype(np.float64) * 0.99996).astype(np.float32))
+    assert list(found) == ["scale"] and found["scale"].params["factor"] == pytest.approx(0.99996, rel=1e-6)
