@@ -1,0 +1,69 @@
+"""p08: an Initializer set on LinearConfig also draws the bias; PyTorch's xavier_uniform_ touches the weight only."""
+
+from dataclasses import dataclass
+
+from pita.dump import read_dump
+from pita.experiment import Accepts, Claim, Experiment, Matches, Mismatches, SourceRef
+
+
+@dataclass(frozen=True)
+class StatWithin(Claim):
+    """A statistic stored in a dump's metadata lies in `(low, high]`, where both bounds are other
+    metadata keys of the same dump (computed by the program, e.g. 1/√fan_in); `low` is optional."""
+
+    id: str
+    text: str
+    dump: str
+    stat: str
+    high: str
+    low: str | None = None
+
+    def observe(self, record, out):
+        meta = read_dump(out / f"{self.dump}.safetensors").metadata
+        value, high = float(meta[self.stat]), float(meta[self.high])
+        low = float(meta[self.low]) if self.low else None
+        expected = (f"{self.low} < " if self.low else "") + f"{self.stat} <= {self.high}"
+        observed = (f"{low:.6g} < " if self.low else "") + f"{value:.6g} <= {high:.6g}"
+        ok = value <= high and (low is None or value > low)
+        return expected, observed if ok else f"NOT {observed}", ok
+
+
+def magnitude(record) -> str:
+    torch, port = record.program("torch", "ref").metadata, record.program("burn", "port").metadata
+    return f"偏置范围 ×{float(port['bias_max_abs']) / float(torch['bias_max_abs']):.2f}"
+
+
+EXPERIMENT = Experiment(
+    id="p08",
+    title="配置的 Xavier 初始化也用在偏置上，偏置范围变大",
+    mainline="init and weight layout",
+    kind="silent",
+    torch_script="experiments/pytorch/p08_bias_init.py",
+    burn_binary="p08",
+    torch_variants=("ref",),
+    burn_variants=("port", "fixed"),
+    comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port")),
+    compile_fail=(),
+    sources=(
+        SourceRef("burn-nn", "src/modules/linear.rs", "LinearConfig::init", "let bias = if self.bias {"),
+        SourceRef("burn-nn", "src/modules/linear.rs", "LinearConfig::init", "Some(self.initializer.init_with("),
+        SourceRef("burn-nn", "src/initializer.rs", "Initializer::init_tensor", "self.xavier_std(fan_in, fan_out)"),
+        SourceRef("burn-nn", "src/initializer.rs", "Initializer::init_tensor", "self.kaiming_std(*fan_out_only, fan_in, fan_out)"),
+    ),
+    magnitude=magnitude,
+    claims=(
+        StatWithin("torch-bias-default", "PyTorch: max|bias| stays within the default bound 1/√fan_in",
+                   "torch-ref", "bias_max_abs", "default_bound"),
+        StatWithin("port-bias-xavier", "burn-port: max|bias| is beyond 1/√fan_in, within the Xavier bound √(6/(fan_in+fan_out))",
+                   "burn-port", "bias_max_abs", "xavier_bound", low="default_bound"),
+        StatWithin("port-weight-xavier", "burn-port: max|weight| is within the Xavier bound, like PyTorch's",
+                   "burn-port", "weight_max_abs", "xavier_bound"),
+        Accepts("burn-port-runs", "burn-port runs and dumps its statistics", "burn", "port"),
+        Mismatches("negative-control", "burn-port against torch-ref is a MISMATCH (share of biases beyond 1/√fan_in)",
+                   "torch-ref", "burn-port"),
+        StatWithin("fixed-bias-default", "burn-fixed: max|bias| stays within 1/√fan_in",
+                   "burn-fixed", "bias_max_abs", "default_bound"),
+        Matches("fix-matches", "burn-fixed matches torch-ref: no bias beyond 1/√fan_in, no weight beyond the Xavier bound",
+                "torch-ref", "burn-fixed"),
+    ),
+)

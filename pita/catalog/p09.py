@@ -1,0 +1,36 @@
+"""p09: burn's PositionWiseFeedForward / Transformer configs default to GELU; PyTorch's TransformerEncoderLayer to ReLU."""
+
+from pita.experiment import Accepts, Experiment, Matches, Mismatches, SourceRef
+
+
+def magnitude(record) -> str:
+    rows = record.comparison("torch-ref", "burn-port").result["tensors"]
+    out = next(t for t in rows if t["name"] == "out")
+    return f"输出差 {out['max_abs_diff']:.2g}"
+
+
+EXPERIMENT = Experiment(
+    id="p09",
+    title="Transformer 前馈层默认 GELU，PyTorch 默认 ReLU",
+    mainline="forward",
+    kind="silent",
+    torch_script="experiments/pytorch/p09_ffn_activation.py",
+    burn_binary="p09",
+    torch_variants=("ref",),
+    burn_variants=("port", "fixed"),
+    comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port")),
+    compile_fail=(),
+    sources=(
+        SourceRef("burn-nn", "src/modules/transformer/pwff.rs", "PositionWiseFeedForwardConfig::init", "activation: self.activation.init(device),"),
+        SourceRef("burn-nn", "src/modules/transformer/pwff.rs", "PositionWiseFeedForward::forward", "let x = self.activation.forward(x);"),
+        SourceRef("burn-nn", "src/modules/transformer/encoder.rs", "TransformerEncoderLayer::new", ".with_activation(config.activation.clone())"),
+        SourceRef("burn-nn", "src/modules/transformer/decoder.rs", "TransformerDecoderLayer::new", ".with_activation(config.activation.clone())"),
+    ),
+    magnitude=magnitude,
+    claims=(
+        Accepts("torch-runs", "PyTorch's encoder-layer feed-forward block runs (activation relu)", "torch", "ref"),
+        Accepts("burn-port-runs", "burn's PositionWiseFeedForward with default config runs", "burn", "port"),
+        Mismatches("negative-control", "burn-port against torch-ref is a MISMATCH (out; hidden agrees)", "torch-ref", "burn-port"),
+        Matches("fix-matches", "burn-fixed (ActivationConfig::Relu) matches torch-ref at atol 1e-6", "torch-ref", "burn-fixed"),
+    ),
+)

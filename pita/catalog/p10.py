@@ -1,0 +1,38 @@
+"""p10: burn's bilinear interpolation defaults to align_corners = true; PyTorch's to False."""
+
+from pita.experiment import Accepts, Experiment, Matches, Mismatches, SourceRef
+
+
+def magnitude(record) -> str:
+    rows = record.comparison("torch-ref", "burn-port").result["tensors"]
+    out = next(t for t in rows if t["name"] == "out")
+    return f"输出差 {out['max_abs_diff']:.2g}"
+
+
+EXPERIMENT = Experiment(
+    id="p10",
+    title="双线性插值默认对齐角点，PyTorch 默认不对齐",
+    mainline="forward",
+    kind="silent",
+    torch_script="experiments/pytorch/p10_interpolate.py",
+    burn_binary="p10",
+    torch_variants=("ref",),
+    burn_variants=("port", "fn-port", "fixed"),
+    comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port"), ("torch-ref", "burn-fn-port")),
+    compile_fail=(),
+    sources=(
+        SourceRef("burn-nn", "src/modules/interpolate/interpolate2d.rs", "Interpolate2d::forward", ".with_align_corners(self.align_corners);"),
+        SourceRef("burn-std", "src/ops.rs", "InterpolateOptions::new", "align_corners: true,"),
+        SourceRef("burn-flex", "src/ops/interpolate.rs", "coord_ratio", "(in_size as f64 - 1.0) / (out_size.max(1) - 1).max(1) as f64"),
+        SourceRef("burn-flex", "src/ops/interpolate.rs", "map_coord", "(out_coord as f64 + 0.5) * ratio - 0.5"),
+    ),
+    magnitude=magnitude,
+    claims=(
+        Accepts("torch-runs", "PyTorch's F.interpolate(bilinear) runs with its default align_corners", "torch", "ref"),
+        Accepts("burn-port-runs", "burn's Interpolate2d (Linear mode) runs with its default config", "burn", "port"),
+        Mismatches("negative-control", "burn-port (Interpolate2d default) against torch-ref is a MISMATCH", "torch-ref", "burn-port"),
+        Mismatches("fn-port-differs-too", "burn-fn-port (InterpolateOptions::new default) against torch-ref is a MISMATCH",
+                   "torch-ref", "burn-fn-port"),
+        Matches("fix-matches", "burn-fixed (align_corners false) matches torch-ref at atol 1e-6", "torch-ref", "burn-fixed"),
+    ),
+)

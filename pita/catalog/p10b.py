@@ -1,0 +1,69 @@
+"""p10b: burn's RmsNorm defaults to epsilon 1e-5; PyTorch's RMSNorm (eps=None) uses the dtype's machine epsilon."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pita.dump import read_dump
+from pita.experiment import Accepts, Claim, Diagnosed, Experiment, Matches, Mismatches, SourceRef
+
+
+@dataclass(frozen=True)
+class EpsilonScale(Claim):
+    """The scale compare finds on `tensor` equals what the two dumps' `epsilon` metadata predict for
+    an RMS norm of the input `x`: √((mean(x²) + eps_ref) / (mean(x²) + eps_cand)), within `rtol`."""
+
+    id: str
+    text: str
+    reference: str
+    candidate: str
+    tensor: str
+    x: str
+    rtol: float = 1e-4
+
+    def observe(self, record, out):
+        ref, cand = read_dump(out / f"{self.reference}.safetensors"), read_dump(out / f"{self.candidate}.safetensors")
+        ms = float(np.mean(ref.tensors[self.x].astype(np.float64) ** 2))
+        eps_ref, eps_cand = float(ref.metadata["epsilon"]), float(cand.metadata["epsilon"])
+        predicted = float(np.sqrt((ms + eps_ref) / (ms + eps_cand)))
+        row = next(t for t in record.comparison(self.reference, self.candidate).result["tensors"] if t["name"] == self.tensor)
+        factors = [d["factor"] for d in row["diagnosis"] if d["kind"] == "scale"]
+        ok = bool(factors) and abs(factors[0] - predicted) <= self.rtol * predicted
+        observed = f"scale {factors[0]:.6g}" if factors else "no scale diagnosis"
+        return f"scale √((ms+{eps_ref:g})/(ms+{eps_cand:g})) = {predicted:.6g} ±{self.rtol:g}", observed, ok
+
+
+def magnitude(record) -> str:
+    rows = record.comparison("torch-ref", "burn-port").result["tensors"]
+    small = next(t for t in rows if t["name"] == "out.small")
+    factor = next(d["factor"] for d in small["diagnosis"] if d["kind"] == "scale")
+    return f"小激活输出 ×{factor:.2f}"
+
+
+EXPERIMENT = Experiment(
+    id="p10b",
+    title="RmsNorm 默认 epsilon 比 PyTorch 大，小激活被压小",
+    mainline="forward",
+    kind="silent",
+    torch_script="experiments/pytorch/p10b_rmsnorm_eps.py",
+    burn_binary="p10b",
+    torch_variants=("ref",),
+    burn_variants=("port", "fixed"),
+    comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port")),
+    compile_fail=(),
+    sources=(
+        SourceRef("burn-nn", "src/modules/norm/rms.rs", "RmsNorm::forward", "let rms = (x.clone().cast(DType::F32).square().mean_dim(D - 1) + self.epsilon).sqrt();"),
+        SourceRef("burn-nn", "src/modules/norm/rms.rs", "RmsNormConfig::init", "epsilon: self.epsilon,"),
+    ),
+    magnitude=magnitude,
+    claims=(
+        Accepts("torch-runs", "PyTorch's nn.RMSNorm(4) runs with eps=None", "torch", "ref"),
+        Accepts("burn-port-runs", "burn's RmsNorm with the default config runs", "burn", "port"),
+        Mismatches("negative-control", "burn-port against torch-ref is a MISMATCH", "torch-ref", "burn-port"),
+        Diagnosed("compare-finds-scale", "compare diagnoses a scale on the small activations' output",
+                  "torch-ref", "burn-port", "scale", tensors=("out.small",)),
+        EpsilonScale("scale-is-epsilon", "that scale is what the two recorded epsilons predict for mean(x²) of x.small",
+                     "torch-ref", "burn-port", "out.small", "x.small"),
+        Matches("fix-matches", "burn-fixed (epsilon f32::EPSILON) matches torch-ref at atol 1e-6", "torch-ref", "burn-fixed"),
+    ),
+)

@@ -1,0 +1,33 @@
+"""p11b: CrossEntropyLoss `pad_tokens` against PyTorch's `ignore_index` (checked: both renormalise)."""
+
+from pita.experiment import Accepts, Experiment, Matches, Mismatches, SourceRef
+
+
+def magnitude(record) -> str:
+    worst = record.comparison("torch-ref", "burn-port").result["worst"]
+    return f"一致：最大差 {worst:.2e}"
+
+
+EXPERIMENT = Experiment(
+    id="p11b",
+    title="CrossEntropyLoss 的 pad_tokens 和 ignore_index 一样只对非 pad 行平均（查过：一致）",
+    mainline="loss",
+    kind="same",
+    torch_script="experiments/pytorch/p11b_ce_pad.py",
+    burn_binary="p11b",
+    torch_variants=("ref",),
+    burn_variants=("port", "nopad"),
+    comparisons=(("torch-ref", "burn-port"), ("torch-ref", "burn-nopad")),
+    compile_fail=(),
+    sources=(
+        SourceRef("burn-nn", "src/loss/cross_entropy.rs", "CrossEntropyLoss::reduce_mean", "let normalizer = Self::apply_mask(normalizer, mask);"),
+        SourceRef("burn-nn", "src/loss/cross_entropy.rs", "CrossEntropyLoss::reduce_mean", "tensor.sum().neg() / normalizer.sum()"),
+    ),
+    magnitude=magnitude,
+    claims=(
+        Accepts("torch-ref-runs", "PyTorch's cross_entropy with ignore_index runs", "torch", "ref"),
+        Accepts("burn-port-runs", "burn's CrossEntropyLoss with pad_tokens runs", "burn", "port"),
+        Matches("port-matches", "burn-port (pad_tokens) matches torch-ref (ignore_index): plain, weighted, smoothed", "torch-ref", "burn-port"),
+        Mismatches("comparison-can-fail", "burn-nopad (padding forgotten) against torch-ref is a MISMATCH", "torch-ref", "burn-nopad"),
+    ),
+)

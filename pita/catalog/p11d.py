@@ -1,0 +1,40 @@
+"""p11d: cross_entropy_with_logits normalises over the last dim; PyTorch's cross_entropy over dim 1."""
+
+from pita.experiment import Accepts, CompileFails, Experiment, Matches, Mismatches, Panics, SourceRef
+
+
+def magnitude(record) -> str:
+    ref = record.program("torch", "ref").tensors["loss"][0]
+    port = record.program("burn", "port").tensors["loss"][0]
+    return f"loss {port:.4g}，应为 {ref:.4g}（×{port / ref:.3g}）"
+
+
+EXPERIMENT = Experiment(
+    id="p11d",
+    title="cross_entropy_with_logits 的类别轴是最后一维，PyTorch 是第 1 维",
+    mainline="loss",
+    kind="silent",
+    torch_script="experiments/pytorch/p11d_ce_class_dim.py",
+    burn_binary="p11d",
+    torch_variants=("ref",),
+    burn_variants=("port", "reshape", "fixed", "guard"),
+    comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port"), ("torch-ref", "burn-reshape")),
+    compile_fail=("ce11d",),
+    sources=(
+        SourceRef("burn-tensor", "src/tensor/loss/mod.rs", "cross_entropy_with_logits", "activation::log_softmax(logits, D - 1)"),
+        SourceRef("burn-tensor", "src/tensor/loss/mod.rs", "cross_entropy_with_logits", "tensor.sum_dim(D - 1)"),
+        SourceRef("burn-nn", "src/loss/cross_entropy.rs", "CrossEntropyLoss::forward", "pub fn forward(&self, logits: Tensor<2>, targets: Tensor<1, Int>) -> Tensor<1>"),
+    ),
+    magnitude=magnitude,
+    claims=(
+        Accepts("torch-ref-runs", "PyTorch's cross_entropy takes [N, C, L] logits with classes in dim 1", "torch", "ref"),
+        Accepts("burn-port-runs", "burn's cross_entropy_with_logits takes the same [N, C, L] tensors without complaint", "burn", "port"),
+        Mismatches("negative-control", "burn-port against torch-ref is a MISMATCH", "torch-ref", "burn-port"),
+        Mismatches("reshape-mismatches", "reshaping [N, C, L] to [N*L, C] without moving the axis is a MISMATCH too", "torch-ref", "burn-reshape"),
+        Matches("fix-matches", "burn-fixed (swap_dims(1, 2) first) matches torch-ref at atol 1e-6", "torch-ref", "burn-fixed"),
+        CompileFails("ce11d-rejects-rank-3", "CrossEntropyLoss::forward rejects [N, C, L] logits at compile time",
+                     "ce11d", "E0308", "expected `2`, found `3`"),
+        Panics("guard-panics-on-class-dim-1", "the target-sum guard stops the direct port at run time",
+               "burn", "guard", "target_probs must sum to 1 over the last dim"),
+    ),
+)
