@@ -2,8 +2,9 @@
 
 What it detects
     Either a few units in the last place (summation order, fused multiply-add, a different
-    reduction tree), or a relative error at the level of float16 (2^-11) or bfloat16 (2^-8)
-    rounding: one side computed or stored in lower precision.
+    reduction tree), or one side holding only values that float16 or bfloat16 can represent,
+    within a few of that format's rounding steps (2^-11, 2^-8 relative) of the other side:
+    one side computed or stored in lower precision.
 
 Why it happens in a port
     Different summation orders in matmul and reductions (burn and PyTorch block their loops
@@ -27,6 +28,7 @@ from pita.diagnose.base import Context, Diagnosis
 KIND = "rounding"
 NOISE_ULPS = 64  # up to this many float32 ULPs counts as order-of-operations noise
 LEVELS = (("float16", 2.0**-11), ("bfloat16", 2.0**-8))
+ROUNDING_STEPS = 4  # accumulated rounding in the low-precision side, in units of its step
 
 
 def detect(reference: np.ndarray, candidate: np.ndarray, atol: float, context: Context) -> Diagnosis | None:
@@ -43,8 +45,21 @@ def detect(reference: np.ndarray, candidate: np.ndarray, atol: float, context: C
     with np.errstate(divide="ignore", invalid="ignore"):
         relative = np.where(r == 0, np.where(c == 0, 0.0, np.inf), np.abs(c - r) / np.abs(r))
     worst_relative = float(relative.max())
+    if r.size < 4:
+        return None  # a few values are representable in float16 by chance
     for level, unit in LEVELS:
-        if worst_relative <= unit:
-            message = f"relative error at most {worst_relative:.2e}, the size of {level} rounding ({unit:.1e}): one side computed or stored in {level}"
-            return Diagnosis(KIND, {"level": level, "max_rel_diff": worst_relative}, message, 0.0)
+        for side, values, other in (("candidate", c, r), ("reference", r, c)):
+            if worst_relative <= ROUNDING_STEPS * unit and representable(values, level) and not representable(other, level):
+                message = (f"the {side} holds only {level} values, within {worst_relative:.2e} relative of the other side "
+                           f"({level} rounds at {unit:.1e}): the {side} was computed or stored in {level}")
+                return Diagnosis(KIND, {"level": level, "side": side, "max_rel_diff": worst_relative}, message, 0.0)
     return None
+
+
+def representable(values: np.ndarray, level: str) -> bool:
+    """Whether every value survives a round trip through float16 / bfloat16 unchanged."""
+    as32 = values.astype(np.float32)
+    if level == "float16":
+        with np.errstate(over="ignore"):
+            return bool(np.all(as32.astype(np.float16).astype(np.float32) == as32))
+    return bool(np.all(as32.view(np.uint32) & 0xFFFF == 0))

@@ -19,7 +19,7 @@ MUST_FIND = {
     "transpose": (M, M.T.copy(), {"axes": [1, 0]}),  # square: the shapes agree
     "permutation": (M, M[[2, 0, 1, 4, 3]], {"rows": [2, 0, 1, 4, 3]}),
     "nan": (V, np.where(np.arange(12) == 5, np.nan, V).astype(np.float32), {"count": 1, "first_index": [5], "side": "candidate"}),
-    "rounding": (V, V.astype(np.float16).astype(np.float32), {"level": "float16"}),
+    "rounding": (V, V.astype(np.float16).astype(np.float32), {"level": "float16", "side": "candidate"}),
 }
 
 
@@ -75,3 +75,10 @@ def test_a_tiny_consistent_scale_is_a_scale_not_rounding():
     values = np.linspace(0.5, 1.5, 8, dtype=np.float32)
     found = kinds(values, (values.astype(np.float64) * 0.99996).astype(np.float32))
     assert list(found) == ["scale"] and found["scale"].params["factor"] == pytest.approx(0.99996, rel=1e-6)
+
+
+def test_a_small_semantic_difference_is_not_called_rounding():
+    running_var = np.float32([0.905, 0.905, 0.81, 0.77])
+    assert kinds(running_var * np.float32(1.0018), running_var) == {} or "rounding" not in kinds(running_var * np.float32(1.0018), running_var)
+    bf16 = (V.view(np.uint32) & 0xFFFF0000).view(np.float32)
+    assert kinds(V, bf16)["rounding"].params["level"] == "bfloat16"

@@ -1,0 +1,45 @@
+"""p14: LeakyReLU and PReLU at an input of exactly 0: burn's gradient is that of the positive
+branch, PyTorch's is the negative slope."""
+
+from pita.catalog.p13 import DiffersOnlyAtKinks, TensorsAgree
+from pita.experiment import Accepts, Experiment, Matches, Mismatches, Panics, SourceRef
+
+
+def magnitude(record) -> str:
+    run = record.comparison("torch-ref", "burn-port").result["tensors"]
+    row = next(t for t in run if t["name"] == "leaky_relu.grad")
+    return f"0 处梯度 {row['worst_candidate']:g} 对 {row['worst_reference']:.3g}（{sum(t['mismatched'] for t in run)} 处）"
+
+
+EXPERIMENT = Experiment(
+    id="p14",
+    title="leaky_relu 和 prelu 在 0 处：burn 取正半边的梯度，PyTorch 取斜率",
+    mainline="backward",
+    kind="silent",
+    torch_script="experiments/pytorch/p14_leaky_zero.py",
+    burn_binary="p14",
+    torch_variants=("ref",),
+    burn_variants=("port", "fixed", "guard"),
+    comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port")),
+    compile_fail=(),
+    sources=(
+        SourceRef("burn-nn", "src/activation/leaky_relu.rs", "LeakyRelu::forward", "leaky_relu(input, self.negative_slope)"),
+        SourceRef("burn-nn", "src/activation/prelu.rs", "PRelu::forward", "prelu(input, self.alpha.val())"),
+        SourceRef("burn-backend", "src/backend/ops/activation.rs", "ActivationOps::leaky_relu", "float_lower_elem(tensor.clone(), 0f32.into()"),
+        SourceRef("burn-backend", "src/backend/ops/activation.rs", "ActivationOps::prelu", "float_lower_elem(tensor.clone(), 0f32.into()"),
+        SourceRef("burn-autodiff", "src/ops/tensor.rs", "FloatTensorOps::float_mask_where", "B::float_mask_where(grad, mask_4lhs.unwrap(), zeros)"),
+    ),
+    magnitude=magnitude,
+    claims=(
+        Accepts("torch-runs", "PyTorch computes LeakyReLU and PReLU and their gradients", "torch", "ref"),
+        Accepts("burn-port-runs", "the direct burn port runs without a warning", "burn", "port"),
+        DiffersOnlyAtKinks("differs-only-at-zero", "forwards agree; the input gradients differ exactly where x is 0",
+                           "torch-ref", "burn-port", ("leaky_relu", "prelu")),
+        TensorsAgree("weight-grad-agrees", "PReLU's weight gradient agrees (the element at 0 adds 0·grad either way)",
+                     "torch-ref", "burn-port", ("prelu.weight.grad",)),
+        Mismatches("negative-control", "burn-port against torch-ref is a MISMATCH", "torch-ref", "burn-port"),
+        Matches("fix-matches", "the <= 0 masks match torch-ref at atol 1e-6", "torch-ref", "burn-fixed"),
+        Panics("guard-panics-at-zero", "assert_off_kinks rejects an input of exactly 0",
+               "burn", "guard", "input lies exactly on a kink: burn and PyTorch pick different gradients there"),
+    ),
+)

@@ -1,0 +1,77 @@
+"""p15: a tied maximum. PyTorch's full max() and torch.maximum split the gradient evenly over the
+ties; burn's max() and max_pair give all of it to one element."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pita.catalog.p13 import TensorsAgree
+from pita.dump import read_dump
+from pita.experiment import Accepts, Claim, Experiment, Matches, Mismatches, Panics, SourceRef
+
+
+@dataclass(frozen=True)
+class SameGradientMass(Claim):
+    """Each group's gradients add up to the same on both sides: a group of one tensor is summed
+    over its elements; a group of several same-shaped tensors is summed element by element
+    (the gradient each output element hands out, whoever receives it)."""
+
+    id: str
+    text: str
+    reference: str
+    candidate: str
+    groups: tuple[tuple[str, ...], ...]
+    atol: float = 1e-6
+
+    def observe(self, record, out):
+        dumps = [read_dump(out / f"{name}.safetensors") for name in (self.reference, self.candidate)]
+        expected, observed, ok = [], [], True
+        for group in self.groups:
+            totals = []
+            for dump in dumps:
+                stacked = np.stack([dump.tensors[name].astype(np.float64).ravel() for name in group])
+                totals.append(stacked.sum(axis=0) if len(group) > 1 else stacked.sum(keepdims=True)[0])
+            same = bool(np.allclose(totals[0], totals[1], rtol=0, atol=self.atol))
+            ok = ok and same
+            label = " + ".join(group) if len(group) > 1 else f"sum({group[0]})"
+            expected.append(f"{label} equal")
+            observed.append(f"{label}: {totals[0].tolist()} vs {totals[1].tolist()}")
+        return "; ".join(expected), "; ".join(observed), ok
+
+
+def magnitude(record) -> str:
+    row = next(t for t in record.comparison("torch-ref", "burn-port").result["tensors"] if t["name"] == "max.grad")
+    return f"并列最大处梯度 {row['worst_candidate']:g} 对 {row['worst_reference']:g}"
+
+
+EXPERIMENT = Experiment(
+    id="p15",
+    title="最大值并列时，burn 把梯度全给一个，PyTorch 平分",
+    mainline="backward",
+    kind="silent",
+    torch_script="experiments/pytorch/p15_max_ties.py",
+    burn_binary="p15",
+    torch_variants=("ref",),
+    burn_variants=("port", "fixed", "guard"),
+    comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port")),
+    compile_fail=(),
+    sources=(
+        SourceRef("burn-backend", "src/backend/ops/tensor.rs", "FloatTensorOps::float_max", "B::float_max_dim(tensor, 0)"),
+        SourceRef("burn-autodiff", "src/ops/tensor.rs", "FloatTensorOps::float_max_dim", "B::float_max_dim_with_indices(tensor.primitive, dim"),
+        SourceRef("burn-autodiff", "src/ops/maxmin.rs", "MaxMinDim::backward", "B::float_scatter(dim, zeros, indices, grad"),
+        SourceRef("burn-tensor", "src/tensor/api/orderable.rs", "Tensor::max_pair", "self.mask_where(mask, other)"),
+    ),
+    magnitude=magnitude,
+    claims=(
+        Accepts("torch-runs", "PyTorch computes the gradients of max(), max(dim) and maximum", "torch", "ref"),
+        Accepts("burn-port-runs", "the direct burn port runs without a warning", "burn", "port"),
+        Mismatches("negative-control", "burn-port against torch-ref is a MISMATCH", "torch-ref", "burn-port"),
+        SameGradientMass("same-mass-other-split", "both sides hand out the same total gradient; only its split over the ties differs",
+                         "torch-ref", "burn-port", (("max.grad",), ("maximum.a.grad", "maximum.b.grad"))),
+        TensorsAgree("max-dim-agrees", "max along a dim agrees: PyTorch's max(dim) also picks one index",
+                     "torch-ref", "burn-port", ("max_dim.grad",)),
+        Matches("fix-matches", "tie-splitting max and max_pair match torch-ref at atol 1e-6", "torch-ref", "burn-fixed"),
+        Panics("guard-panics-on-tie", "assert_unique_max rejects a tied maximum",
+               "burn", "guard", "tied maximum: burn and PyTorch split its gradient differently"),
+    ),
+)

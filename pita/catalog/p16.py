@@ -1,0 +1,51 @@
+"""p16: two losses share an intermediate. PyTorch backpropagates through it twice with
+retain_graph=True; burn consumes the tape on the first backward and panics on the second."""
+
+from pita.catalog.p13 import TensorsAgree
+from pita.experiment import Accepts, Experiment, Matches, Mismatches, Panics, Raises, SourceRef
+
+TORCH_SECOND_BACKWARD = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+    "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+    "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
+    "if you need to access saved tensors after calling backward."
+)
+
+
+def magnitude(record) -> str:
+    row = next(t for t in record.comparison("torch-retain", "burn-detach").result["tensors"] if t["name"] == "w.grad")
+    return f"第二次 backward 即 panic；用 detach 绕过则 w 梯度差 {row['max_abs_diff']:.3g}"
+
+
+EXPERIMENT = Experiment(
+    id="p16",
+    title="共享中间结果的两个 loss 各 backward 一次：burn 没有 retain_graph，第二次 panic",
+    mainline="backward",
+    kind="panic",
+    torch_script="experiments/pytorch/p16_shared_subgraph.py",
+    burn_binary="p16",
+    torch_variants=("noretain", "retain"),
+    burn_variants=("port", "detach", "fixed", "recompute"),
+    comparisons=(("torch-retain", "burn-fixed"), ("torch-retain", "burn-recompute"), ("torch-retain", "burn-detach")),
+    compile_fail=(),
+    sources=(
+        SourceRef("burn-tensor", "src/tensor/api/autodiff.rs", "Tensor::backward", "backward_impl(&self.primitive)"),
+        SourceRef("burn-autodiff", "src/runtime/server.rs", "AutodiffServer::backward", "Cannot run backward: graph tape has already been consumed"),
+        SourceRef("burn-autodiff", "src/runtime/server.rs", "AutodiffServer::build_tape", "consume_node(id)"),
+    ),
+    magnitude=magnitude,
+    claims=(
+        Raises("torch-rejects-without-retain", "without retain_graph PyTorch refuses the second backward",
+               "torch", "noretain", "RuntimeError", TORCH_SECOND_BACKWARD),
+        Accepts("torch-retain-runs", "with retain_graph=True both backward calls run and .grad accumulates", "torch", "retain"),
+        Panics("burn-panics-on-second-backward", "burn panics on the second backward through the shared h",
+               "burn", "port", "graph tape has already been consumed"),
+        Mismatches("negative-control", "detaching h for the second loss runs but is a MISMATCH against torch-retain",
+                   "torch-retain", "burn-detach"),
+        TensorsAgree("detach-keeps-v", "with h detached, v.grad still agrees: only w loses l2's share",
+                     "torch-retain", "burn-detach", ("v.grad",)),
+        Matches("fix-matches", "one backward on l1 + l2 matches torch-retain at atol 1e-6", "torch-retain", "burn-fixed"),
+        Matches("recompute-matches", "a fresh forward for the second loss matches torch-retain at atol 1e-6",
+                "torch-retain", "burn-recompute"),
+    ),
+)

@@ -1,0 +1,82 @@
+"""p27: BatchNorm updates running_var with the biased batch variance (PyTorch: unbiased)."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pita.catalog.p26 import TensorsCompare
+from pita.dump import read_dump
+from pita.experiment import Accepts, Claim, Diagnosed, Experiment, Matches, Mismatches, SourceRef
+
+
+def batch_term(dump) -> np.ndarray:
+    """What one update added to running_var: `running_var - (1 - m)·running_var.before`."""
+    m = float(dump.metadata["momentum"])
+    after = dump.tensors["running_var"].astype(np.float64)
+    before = dump.tensors["running_var.before"].astype(np.float64)
+    return after - (1 - m) * before
+
+
+@dataclass(frozen=True)
+class BatchTermRatio(Claim):
+    """The running_var update's batch term in `candidate` is the one in `reference` times
+    (n - 1) / n, n read from the metadata under `key`: biased against unbiased batch variance."""
+
+    id: str
+    text: str
+    reference: str
+    candidate: str
+    key: str
+    rtol: float = 1e-4
+
+    def observe(self, record, out):
+        reference = read_dump(out / f"{self.reference}.safetensors")
+        candidate = read_dump(out / f"{self.candidate}.safetensors")
+        n = float(reference.metadata[self.key])
+        wanted = (n - 1) / n
+        ratios = batch_term(candidate) / batch_term(reference)
+        ok = bool(np.all(np.abs(ratios - wanted) <= self.rtol * wanted))
+        return (f"ratio ({self.key}-1)/{self.key}={wanted:.9g} ±{self.rtol:g}",
+                f"ratio in [{ratios.min():.9g}, {ratios.max():.9g}]", ok)
+
+
+def _term(run) -> float:
+    m = float(run.metadata["momentum"])
+    return run.tensors["running_var"][0] - (1 - m) * run.tensors["running_var.before"][0]
+
+
+def magnitude(record) -> str:
+    ref, port = record.program("torch", "ref"), record.program("burn", "port")
+    factor = record.comparison("torch-ref", "burn-port").result["tensors"]
+    scale = next(d["factor"] for t in factor if t["name"] == "out.eval" for d in t["diagnosis"] if d["kind"] == "scale")
+    return f"running_var 的 batch 项 ×{_term(port) / _term(ref):.4g}，eval 输出 ×{scale:.6g}"
+
+
+EXPERIMENT = Experiment(
+    id="p27",
+    title="BatchNorm 的 running_var 用有偏方差更新，eval 输出跟着偏",
+    mainline="train/eval",
+    kind="silent",
+    torch_script="experiments/pytorch/p27_batchnorm_running_var.py",
+    burn_binary="p27",
+    torch_variants=("ref",),
+    burn_variants=("fixed", "port"),
+    comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port")),
+    compile_fail=(),
+    sources=(
+        SourceRef("burn-nn", "src/modules/norm/batch.rs", "BatchNorm::forward_train", ".add(result.variance.detach().mul_scalar(self.momentum));"),
+        SourceRef("burn-backend", "src/backend/ops/modules/base.rs", "ModuleOps::batch_norm_train", "let variance = B::float_mean_dim("),
+    ),
+    magnitude=magnitude,
+    claims=(
+        Accepts("burn-port-runs", "burn runs the training step and the evaluation without complaint", "burn", "port"),
+        BatchTermRatio("batch-term-biased", "burn's running_var update adds (n-1)/n of PyTorch's batch term",
+                       "torch-ref", "burn-port", "batch_size"),
+        TensorsCompare("mean-is-the-same", "running_mean agrees: only the variance update differs",
+                       "torch-ref", "burn-port", ("running_var.before", "running_mean")),
+        Mismatches("negative-control", "burn-port against torch-ref is a MISMATCH", "torch-ref", "burn-port"),
+        Diagnosed("eval-out-scaled", "compare diagnoses the eval output as a scale (1/√ of the variance ratio)",
+                  "torch-ref", "burn-port", "scale", tensors=("out.eval",)),
+        Matches("fix-matches", "burn-fixed (batch term rescaled by n/(n-1)) matches torch-ref", "torch-ref", "burn-fixed"),
+    ),
+)

@@ -1,0 +1,96 @@
+"""p28: burn's MultiHeadAttention defaults to dropout 0.1 (PyTorch's MultiheadAttention to 0.0);
+in training the attention weights are dropped. Both sides apply it after the softmax."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pita.dump import read_dump
+from pita.experiment import Accepts, Claim, Experiment, Matches, Mismatches, SourceRef
+
+
+@dataclass(frozen=True)
+class DroppedAfterSoftmax(Claim):
+    """Every element of `tensor` in `candidate` is 0 or the undropped `reference` value ×1/(1-p),
+    p read from the candidate's metadata under `key`, and at least one is 0. For attention
+    weights this means dropout acted on the softmax output, not on the scores before it."""
+
+    id: str
+    text: str
+    reference: str
+    candidate: str
+    tensor: str
+    key: str
+    rtol: float = 1e-5
+
+    def observe(self, record, out):
+        ref = read_dump(out / f"{self.reference}.safetensors")
+        cand = read_dump(out / f"{self.candidate}.safetensors")
+        r = ref.tensors[self.tensor].astype(np.float64).ravel()
+        c = cand.tensors[self.tensor].astype(np.float64).ravel()
+        p = float(cand.metadata[self.key])
+        scale = 1.0 / (1.0 - p)
+        zeroed = c == 0
+        ratios = c[~zeroed] / r[~zeroed]
+        ok = bool(zeroed.any()) and bool(np.all(np.abs(ratios - scale) <= self.rtol * scale))
+        low, high = (float(ratios.min()), float(ratios.max())) if ratios.size else (float("nan"),) * 2
+        return (f"{self.tensor}: some zeros, the rest ×1/(1-{p:g})={scale:.9g} ±{self.rtol:g}",
+                f"{int(zeroed.sum())} of {c.size} zeroed, the rest ×[{low:.9g}, {high:.9g}]", ok)
+
+
+@dataclass(frozen=True)
+class DefaultsDiffer(Claim):
+    """The value recorded under `key` differs between two dumps made with each side's defaults."""
+
+    id: str
+    text: str
+    reference: str
+    candidate: str
+    key: str
+
+    def observe(self, record, out):
+        ref = float(read_dump(out / f"{self.reference}.safetensors").metadata[self.key])
+        cand = float(read_dump(out / f"{self.candidate}.safetensors").metadata[self.key])
+        return (f"{self.key} differs", f"{self.reference} {self.key}={ref:g}, {self.candidate} {self.key}={cand:g}",
+                ref != cand)
+
+
+def magnitude(record) -> str:
+    port = record.program("burn", "port")
+    weights = port.tensors["weights"]
+    rows = {t["name"]: t for t in record.comparison("torch-ref", "burn-port").result["tensors"]}
+    zeroed = sum(1 for v in weights if v == 0)
+    return (f"默认 dropout {float(port.metadata['dropout']):g}：{len(weights)} 个注意力权重 {zeroed} 个置零，"
+            f"输出差 {rows['context']['max_abs_diff']:.2g}")
+
+
+EXPERIMENT = Experiment(
+    id="p28",
+    title="MultiHeadAttention 默认 dropout 0.1（PyTorch 是 0），训练时注意力权重被丢",
+    mainline="train/eval",
+    kind="silent",
+    torch_script="experiments/pytorch/p28_mha_dropout.py",
+    burn_binary="p28",
+    torch_variants=("ref", "drop"),
+    burn_variants=("fixed", "drop", "port"),
+    comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port")),
+    compile_fail=(),
+    sources=(
+        SourceRef("burn-nn", "src/modules/attention/mha.rs", "MultiHeadAttentionConfig::init", "DropoutConfig::new(self.dropout).init()"),
+        SourceRef("burn-nn", "src/modules/attention/mha.rs", "MultiHeadAttention::attn_weights", "self.dropout.forward(weights)"),
+    ),
+    magnitude=magnitude,
+    claims=(
+        DefaultsDiffer("defaults-differ", "default attention dropout: PyTorch and burn record different values",
+                       "torch-ref", "burn-port", "dropout"),
+        Accepts("burn-port-runs", "burn runs the attention with its default config without complaint", "burn", "port"),
+        DroppedAfterSoftmax("port-drops-weights", "burn-port: attention weights are 0 or softmax ×1/(1-p)",
+                            "torch-ref", "burn-port", "weights", "dropout"),
+        Mismatches("negative-control", "burn-port against torch-ref is a MISMATCH", "torch-ref", "burn-port"),
+        Matches("fix-matches", "burn-fixed (.with_dropout(0.0)) matches torch-ref", "torch-ref", "burn-fixed"),
+        DroppedAfterSoftmax("torch-drops-after-softmax", "PyTorch with dropout=0.5 drops softmax weights (rows no longer sum to 1)",
+                            "torch-ref", "torch-drop", "weights", "dropout"),
+        DroppedAfterSoftmax("burn-drops-after-softmax", "burn with dropout 0.5 drops softmax weights too: same place as PyTorch",
+                            "torch-ref", "burn-drop", "weights", "dropout"),
+    ),
+)

@@ -1,0 +1,43 @@
+"""p29: burn's InstanceNorm is affine by default (learnable gamma/beta), PyTorch's is not: the same
+at initialisation, different after the first optimizer step."""
+
+from pita.catalog.p26 import TensorsCompare
+from pita.catalog.p28 import DefaultsDiffer
+from pita.experiment import Accepts, Experiment, Matches, Mismatches, SourceRef
+
+
+def magnitude(record) -> str:
+    steps = record.program("burn", "port").metadata["steps"]
+    rows = {t["name"]: t for t in record.comparison("torch-ref", "burn-port").result["tensors"]}
+    return f"初始一致；{steps} 步 SGD 后输出差 {rows[f'out.step{steps}']['max_abs_diff']:.2g}"
+
+
+EXPERIMENT = Experiment(
+    id="p29",
+    title="InstanceNorm 默认带可学习的 γ/β（PyTorch 默认不带），训练一步就分叉",
+    mainline="train/eval",
+    kind="silent",
+    torch_script="experiments/pytorch/p29_instancenorm_affine.py",
+    burn_binary="p29",
+    torch_variants=("ref", "affine"),
+    burn_variants=("fixed", "port"),
+    comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port"), ("torch-affine", "burn-port")),
+    compile_fail=(),
+    sources=(
+        SourceRef("burn-nn", "src/modules/norm/instance.rs", "InstanceNormConfig::init", "let (gamma, beta) = if self.affine {"),
+        SourceRef("burn-nn", "src/modules/norm/instance.rs", "InstanceNorm::forward", "group_norm(input, gamma, beta, num_groups, self.epsilon, self.affine)"),
+    ),
+    magnitude=magnitude,
+    claims=(
+        DefaultsDiffer("defaults-differ", "the default norm has no parameters in PyTorch, learnable ones in burn",
+                       "torch-ref", "burn-port", "norm_params"),
+        Accepts("burn-port-runs", "burn trains the default InstanceNorm without complaint", "burn", "port"),
+        TensorsCompare("same-at-init", "before any step the outputs agree (gamma = 1, beta = 0)",
+                       "torch-ref", "burn-port", ("out.step0",)),
+        TensorsCompare("differ-after-steps", "after the SGD steps output and Linear weight differ",
+                       "torch-ref", "burn-port", ("out.step2", "fc.weight"), ok=False),
+        Mismatches("negative-control", "burn-port against torch-ref is a MISMATCH", "torch-ref", "burn-port"),
+        Matches("fix-matches", "burn-fixed (.with_affine(false)) matches torch-ref", "torch-ref", "burn-fixed"),
+        Matches("port-is-torch-affine", "burn's default matches PyTorch InstanceNorm1d(affine=True)", "torch-affine", "burn-port"),
+    ),
+)

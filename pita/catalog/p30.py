@@ -1,0 +1,71 @@
+"""p30: a PyTorch Linear state_dict saved with safetensors and loaded with burn's SafetensorsStore
+without PyTorchToBurnAdapter: a square weight loads untransposed, silently."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pita.dump import read_dump
+from pita.experiment import (
+    Accepts, Claim, Diagnosed, Experiment, Matches, Mismatches, Panics, SourceRef,
+)
+
+
+@dataclass(frozen=True)
+class ComputesWithWeight(Claim):
+    """`candidate`'s `y` equals `x @ W + b` built from `reference`'s dump (`x`, `fc.weight` as
+    `W`, `fc.bias` as `b`), with `W` used as stored (`transposed=False`) or as `Wᵀ`
+    (`transposed=True`, what `nn.Linear` computes), within `atol`. Measured from the dumps."""
+
+    id: str
+    text: str
+    reference: str
+    candidate: str
+    transposed: bool
+    atol: float = 1e-6
+
+    def observe(self, record, out):
+        ref, cand = read_dump(out / f"{self.reference}.safetensors"), read_dump(out / f"{self.candidate}.safetensors")
+        x, w, b = (ref.tensors[k].astype(np.float64) for k in ("x", "fc.weight", "fc.bias"))
+        predicted = x @ (w.T if self.transposed else w) + b
+        diff = float(np.max(np.abs(cand.tensors["y"].astype(np.float64) - predicted)))
+        formula = "x·Wᵀ + b" if self.transposed else "x·W + b"
+        return f"y = {formula} (W as PyTorch stores it), |diff| <= {self.atol:g}", f"max|diff| {diff:.2e}", diff <= self.atol
+
+
+def magnitude(record) -> str:
+    row = next(t for t in record.comparison("torch-ref", "burn-port").result["tensors"] if t["name"] == "y")
+    return f"输出差 {row['max_abs_diff']:.2g}"
+
+
+EXPERIMENT = Experiment(
+    id="p30",
+    title="SafetensorsStore 不加适配器，方阵 Linear 权重不转置就加载",
+    mainline="save/load PyTorch weights",
+    kind="silent",
+    torch_script="experiments/pytorch/p30_safetensors_linear.py",
+    burn_binary="p30",
+    torch_variants=("ref",),
+    burn_variants=("port", "nonsquare", "guard", "fixed"),
+    comparisons=(("torch-ref", "burn-port"), ("torch-ref", "burn-fixed")),
+    compile_fail=(),
+    sources=(
+        SourceRef("burn-store", "src/safetensors/store.rs", "SafetensorsStore::from_file", "from_adapter: Box::new(IdentityAdapter),"),
+        SourceRef("burn-store", "src/adapter.rs", "adapt_pytorch_tensor", "return transpose_2d_tensor(tensor);"),
+        SourceRef("burn-nn", "src/modules/linear.rs", "Linear::forward", "linear("),
+    ),
+    magnitude=magnitude,
+    claims=(
+        Accepts("torch-saves", "PyTorch saves the state_dict with safetensors and runs the layer", "torch", "ref"),
+        Accepts("burn-loads-square", "burn loads the square weight with a plain SafetensorsStore, no error", "burn", "port"),
+        ComputesWithWeight("port-computes-xw", "burn-port computes x·W + b with PyTorch's W untransposed",
+                           "torch-ref", "burn-port", transposed=False),
+        Mismatches("negative-control", "burn-port against torch-ref is a MISMATCH", "torch-ref", "burn-port"),
+        Diagnosed("compare-finds-transpose", "compare diagnoses the loaded weight as transposed",
+                  "torch-ref", "burn-port", "transpose", tensors=("fc.weight",)),
+        Panics("nonsquare-fails", "the non-square layer fails to load with a shape mismatch", "burn", "nonsquare", "ShapeMismatch"),
+        Matches("fix-matches", "with PyTorchToBurnAdapter burn matches torch-ref", "torch-ref", "burn-fixed"),
+        Panics("guard-panics", "assert_written_by_burn rejects the file PyTorch wrote",
+               "burn", "guard", "was not written by burn (no producer=burn in its metadata)"),
+    ),
+)
