@@ -13,7 +13,6 @@ whole `pita compare` process is measured separately and set against the input fi
 from __future__ import annotations
 
 import argparse
-import resource
 import subprocess
 import sys
 import tempfile
@@ -29,12 +28,20 @@ TARGETS = {"torch.testing.assert_close": 5.0, "numpy.testing.assert_array_max_ul
 SMALL_TARGET_SECONDS = 0.3  # a whole `pita compare` process on two small dumps
 
 
-def make_inputs(directory: Path, n: int) -> tuple[Path, Path]:
+SCENARIOS = {
+    # A port that matches: most elements bit-identical, some 1 ULP apart.
+    "mostly equal": 97,
+    # A port whose every element differs by a ULP (summation order everywhere): the slow path.
+    "all differ": 1,
+}
+
+
+def make_inputs(directory: Path, n: int, every: int) -> tuple[Path, Path]:
     rng = np.random.default_rng(0)
     reference = rng.standard_normal(n, dtype=np.float32)
     candidate = reference.copy()
-    candidate[::97] = np.nextafter(candidate[::97], np.float32(np.inf))  # 1 ULP apart: passes every check
-    paths = directory / "reference.safetensors", directory / "candidate.safetensors"
+    candidate[::every] = np.nextafter(candidate[::every], np.float32(np.inf))  # 1 ULP: passes every check
+    paths = directory / f"reference-{every}.safetensors", directory / f"candidate-{every}.safetensors"
     write_dump(Dump({"t": reference}), paths[0])
     write_dump(Dump({"t": candidate}), paths[1])
     return paths
@@ -71,7 +78,10 @@ def peers(reference: Path, candidate: Path):
     return found
 
 
-PEAK = "import resource, sys; from pita.cli import main; rc = main(sys.argv[1:]); print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr); sys.exit(rc)"
+# VmHWM, not ru_maxrss: the latter also counts the benchmark's own pages, which the child
+# shares between fork and exec.
+PEAK = ("import sys; from pita.cli import main; rc = main(sys.argv[1:]); "
+        "print(open('/proc/self/status').read().split('VmHWM:')[1].split()[0], file=sys.stderr); sys.exit(rc)")
 
 
 def peak_memory_of_cli(reference: Path, candidate: Path) -> int:
@@ -97,18 +107,26 @@ def main() -> int:
     parser.add_argument("--dir", type=Path, help="where to write the inputs (default: a temporary folder)")
     args = parser.parse_args()
     n = int(args.elements)
+    ok = True
     with tempfile.TemporaryDirectory(dir=args.dir) as folder:
-        reference, candidate = make_inputs(Path(folder), n)
-        size = reference.stat().st_size
-        input_bytes = 2 * n * 4
-        pita_compare(reference, candidate)  # warm-up: compiles (or loads) the kernel, fills the page cache
-        timings = {"pita compare": best_of(args.repeat, lambda: pita_compare(reference, candidate))}
-        for name, run in peers(reference, candidate).items():
-            timings[name] = best_of(args.repeat, run)
-        peak = peak_memory_of_cli(reference, candidate)
+        for scenario, every in SCENARIOS.items():
+            reference, candidate = make_inputs(Path(folder), n, every)
+            ok &= report(scenario, reference, candidate, n, args.repeat)
+            reference.unlink(), candidate.unlink()
         small = small_compare_seconds(Path(folder), args.repeat)
+    print(f"small comparison, whole process: {small:.3f} s (target ≤{SMALL_TARGET_SECONDS} s: {'met' if small <= SMALL_TARGET_SECONDS else 'MISSED'})")
+    return 0 if ok and small <= SMALL_TARGET_SECONDS else 1
 
-    print(f"{n:.3g} float32 elements per file ({size / 1e6:.0f} MB), best of {args.repeat}")
+
+def report(scenario: str, reference: Path, candidate: Path, n: int, repeat: int) -> bool:
+    size = reference.stat().st_size
+    input_bytes = 2 * n * 4
+    pita_compare(reference, candidate)  # warm-up: compiles (or loads) the kernel, fills the page cache
+    timings = {"pita compare": best_of(repeat, lambda: pita_compare(reference, candidate))}
+    for name, run in peers(reference, candidate).items():
+        timings[name] = best_of(repeat, run)
+    peak = peak_memory_of_cli(reference, candidate)
+    print(f"\n{scenario}: {n:.3g} float32 elements per file ({size / 1e6:.0f} MB), best of {repeat}")
     print(f"{'':38}{'seconds':>9}{'GB/s':>8}{'pita is':>10}")
     ok = True
     for name, seconds in timings.items():
@@ -121,8 +139,7 @@ def main() -> int:
     budget = 1.25 * size + 100e6
     print(f"peak memory of `pita compare`: {peak / 1e6:.0f} MB; budget 1.25 × {size / 1e6:.0f} MB + 100 MB = {budget / 1e6:.0f} MB"
           f" ({'met' if peak <= budget else 'MISSED'})")
-    print(f"small comparison, whole process: {small:.3f} s (target ≤{SMALL_TARGET_SECONDS} s: {'met' if small <= SMALL_TARGET_SECONDS else 'MISSED'})")
-    return 0 if ok and peak <= budget and small <= SMALL_TARGET_SECONDS else 1
+    return ok and peak <= budget
 
 
 if __name__ == "__main__":

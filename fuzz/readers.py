@@ -14,7 +14,6 @@ and writes the offending input to fuzz/crashes/ on any other outcome.
 from __future__ import annotations
 
 import argparse
-import io
 import random
 import re
 import struct

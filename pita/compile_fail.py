@@ -11,18 +11,14 @@ import subprocess
 from pathlib import Path
 
 from pita.dump import write_atomically
-from pita.record import CompileFailRun
+from pita.record import CompileFailRun, scrub_machine_paths
 
 CRATE = "pita-ce"
 EXAMPLES = Path("crates") / CRATE / "examples"
 OVERWRITE = "PITA_OVERWRITE_SNAPSHOTS"
-_ARROW = re.compile(r"^(\s*--> )(\S+?):(\d+):(\d+)$")
+_ARROW = re.compile(r"^(\s*(?:-->|:::) )(\S+?):(\d+):(\d+)$")
+_TOP_LEVEL = re.compile(r"^(?:error|warning|help|note)(?:\[\w+\])?: ")  # unindented: a new message
 _GUTTER = re.compile(r"^(\s*)(\d+)( \|.*)$")
-# Paths that differ between machines: the cargo registry (CARGO_HOME) and the toolchain's sources.
-_MACHINE_PATHS = (
-    (re.compile(r"\S*/registry/src/[^/\s]+/"), "$CARGO_REGISTRY/"),
-    (re.compile(r"\S*/rustc/[0-9a-f]+/"), "$RUSTC/"),
-)
 
 
 def check(root: Path, case: str) -> CompileFailRun:
@@ -56,11 +52,10 @@ def normalise(diagnostic: str, source: str, root: Path) -> str:
     """Keeps the example's own locations; masks line numbers in other files, which move whenever
     those files change, and the absolute checkout path."""
     lines, foreign = [], False
-    diagnostic = diagnostic.replace(str(root) + os.sep, "")
-    for pattern, replacement in _MACHINE_PATHS:
-        diagnostic = pattern.sub(replacement, diagnostic)
-    for line in diagnostic.splitlines():
+    for line in scrub_machine_paths(diagnostic, root).splitlines():
         arrow = _ARROW.match(line)
+        if _TOP_LEVEL.match(line) and not line.startswith("note: "):
+            foreign = False  # an error or a help suggestion shows the example's own code
         if arrow:
             foreign = arrow.group(2) != source
             if foreign:

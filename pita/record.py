@@ -3,12 +3,31 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from pita.dump import write_atomically
 
 RECORD_FORMAT = "pita-run/1"
+# Paths that differ between machines: the cargo registry (CARGO_HOME) and the toolchain's sources.
+_MACHINE_PATHS = (
+    (re.compile(r"\S*/registry/src/[^/\s]+/"), "$CARGO_REGISTRY/"),
+    (re.compile(r"\S*/rustc/[0-9a-f]+/"), "$RUSTC/"),
+    (re.compile(r"thread '([^']*)' \(\d+\)"), r"thread '\1'"),  # thread ids change every run
+)
+
+
+def scrub_machine_paths(text: str, root: Path, out: Path | None = None) -> str:
+    """Output as any machine would record it: no run folder, checkout path, registry path or
+    thread id."""
+    if out is not None:
+        text = text.replace(str(out), "OUT")
+    text = text.replace(str(root) + os.sep, "")
+    for pattern, replacement in _MACHINE_PATHS:
+        text = pattern.sub(replacement, text)
+    return text
 
 
 @dataclass

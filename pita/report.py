@@ -27,6 +27,9 @@ def render_text(result: ComparisonResult) -> str:
 
 
 def _tensor_lines(tensor: TensorResult) -> list[str]:
+    if tensor.shape != tensor.candidate_shape and not any("size-1 axes" in note for note in tensor.notes):
+        lines = [f"{tensor.name} SHAPE CONFLICT: reference {tensor.shape}, candidate {tensor.candidate_shape}"]
+        return lines + [f"  diagnosis {d.kind}: {d.message}" for d in tensor.diagnosis]
     line = f"{tensor.name} n= {tensor.n} max|diff|={tensor.max_abs_diff:.2e}"
     if tensor.max_ulp is not None:
         line += f" max_ulp={_ulp(tensor.max_ulp)} at {tensor.max_ulp_index}"

@@ -17,7 +17,7 @@ from pita.compare import compare_dumps
 from pita.dump import read_dump
 from pita.errors import UsageError
 from pita.experiment import Experiment, SourceRef
-from pita.record import ComparisonRun, ProgramRun, RunRecord, SourceLocation
+from pita.record import ComparisonRun, ProgramRun, RunRecord, SourceLocation, scrub_machine_paths
 from pita import compile_fail
 
 SMALL_TENSOR = 64  # tensors up to this many elements are kept in the record for the book
@@ -124,8 +124,8 @@ def _run_program(side: str, variant: str, command: list[str], root: Path, out: P
         variant=variant,
         command=[_display_path(arg, root, out) for arg in command],
         exit_code=proc.returncode,
-        stdout=proc.stdout,
-        stderr=_scrub(proc.stderr, root),
+        stdout=scrub_machine_paths(proc.stdout, root, out),
+        stderr=scrub_machine_paths(proc.stderr, root, out),
     )
     if dump_path.exists():
         run.dump = dump_path.name
@@ -161,12 +161,6 @@ def _display_path(arg: str, root: Path, out: Path) -> str:
     return arg.replace(str(root) + os.sep, "")
 
 
-def _scrub(stderr: str, root: Path) -> str:
-    """Drops what changes from run to run (thread ids, the checkout path)."""
-    stderr = re.sub(r"thread '([^']*)' \(\d+\)", r"thread '\1'", stderr)
-    return stderr.replace(str(root) + os.sep, "")
-
-
 def platform_facts(programs: list[ProgramRun]) -> dict:
     rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True).stdout.strip()
     return {
@@ -199,13 +193,14 @@ def _package_dirs(root: Path) -> dict[str, tuple[str, Path]]:
 
 
 def locate(root: Path, ref: SourceRef) -> SourceLocation:
-    """Finds `ref.pattern` inside `fn <last part of ref.function>` in the locked crate source."""
+    """Finds `ref.pattern` after `fn|struct|enum|impl|trait <last part of ref.function>` in the
+    locked crate source (a struct for `#[config(default = …)]` fields)."""
     version, crate_dir = _package_dirs(root)[ref.crate]
     lines = (crate_dir / ref.file).read_text().splitlines()
     fn_name = ref.function.split("::")[-1]
     inside = False
     for number, line in enumerate(lines, start=1):
-        if re.search(rf"\bfn {re.escape(fn_name)}\b", line):
+        if re.search(rf"\b(?:fn|struct|enum|impl|trait) {re.escape(fn_name)}\b", line):
             inside = True
         if inside and ref.pattern in line:
             return SourceLocation(ref.crate, version, ref.file, number, ref.function, line.strip())

@@ -77,7 +77,10 @@ def test_size_one_axes_are_compared_flat_with_a_note_and_other_shapes_conflict()
     result = compare(f32([[1.0, 2.0, 3.0]]), f32([[1.0], [2.0], [3.0]]))
     assert result.ok and "size-1 axes" in result.tensors[0].notes[0]
     conflict = compare(f32([[1.0, 2.0], [3.0, 4.0]]), f32([1.0, 2.0, 3.0, 4.0]))
-    assert not conflict.ok and "shape conflict" in conflict.tensors[0].notes[0]
+    assert not conflict.ok and conflict.tensors[0].candidate_shape == [4]
+    from pita.report import render_text
+
+    assert "t SHAPE CONFLICT: reference [2, 2], candidate [4]" in render_text(conflict)
 
 
 def test_one_sided_names_fail_the_comparison():

@@ -36,3 +36,9 @@ def test_normalise_masks_machine_specific_paths():
     raw = "note: method defined here\n  --> /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/burn-nn-0.22.1/src/loss/x.rs:9:12\n"
     text = normalise(raw, SOURCE, Path("/abs/checkout"))
     assert "--> $CARGO_REGISTRY/burn-nn-0.22.1/src/loss/x.rs:LL:CC" in text and "/root" not in text
+
+
+def test_a_help_suggestion_after_a_foreign_note_keeps_the_examples_lines():
+    raw = RAW + "help: consider borrowing here\n   |\n12 |     let _grads = backward_scalar(&per_sample);\n"
+    text = normalise(raw, SOURCE, Path("/abs/checkout"))
+    assert text.splitlines()[-1] == "12 |     let _grads = backward_scalar(&per_sample);"

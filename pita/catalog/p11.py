@@ -4,29 +4,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pita.experiment import Accepts, Claim, Diagnosed, Experiment, Matches, Mismatches, Panics, Raises, SourceRef
+from pita.experiment import Accepts, Claim, Diagnosed, Experiment, Matches, Mismatches, Panics, Raises, SourceRef, TensorsCompare
 from pita.dump import read_dump
-
-
-@dataclass(frozen=True)
-class MatchesOn(Claim):
-    """In `pita compare reference candidate`, the named tensors are each within tolerance
-    (other tensors, and tensors found on one side only, are not looked at)."""
-
-    id: str
-    text: str
-    reference: str
-    candidate: str
-    tensors: tuple[str, ...]
-
-    def observe(self, record, out):
-        rows = {t["name"]: t for t in record.comparison(self.reference, self.candidate).result["tensors"]}
-        found = [
-            f"{name}: {'OK' if rows[name]['ok'] else 'MISMATCH'} max|diff| {rows[name]['max_abs_diff']:.2e}" if name in rows else f"{name}: missing"
-            for name in self.tensors
-        ]
-        ok = all(name in rows and rows[name]["ok"] for name in self.tensors)
-        return f"OK on {', '.join(self.tensors)}", "; ".join(found), ok
 
 
 @dataclass(frozen=True)
@@ -75,7 +54,7 @@ EXPERIMENT = Experiment(
         Raises("torch-bceloss-rejects-logits", "PyTorch's BCELoss refuses the batch with negative logits",
                "torch", "bceloss", "RuntimeError", "all elements of input should be between 0 and 1"),
         Accepts("burn-port-runs", "burn's default BinaryCrossEntropyLoss takes both batches without complaint", "burn", "port"),
-        MatchesOn("port-is-bceloss", "on logits inside (0, 1), the burn port computes PyTorch's BCELoss, not BCEWithLogitsLoss",
+        TensorsCompare("port-is-bceloss", "on logits inside (0, 1), the burn port computes PyTorch's BCELoss, not BCEWithLogitsLoss",
                   "torch-bceloss", "burn-port", ("inside.loss", "inside.logits.grad")),
         AllFinite("port-inside-is-finite", "on logits inside (0, 1), the wrong loss and gradients are ordinary finite numbers",
                   "burn-port", ("inside.loss", "inside.logits.grad")),

@@ -1,8 +1,7 @@
 """p14: LeakyReLU and PReLU at an input of exactly 0: burn's gradient is that of the positive
 branch, PyTorch's is the negative slope."""
 
-from pita.catalog.p13 import DiffersOnlyAtKinks, TensorsAgree
-from pita.experiment import Accepts, Experiment, Matches, Mismatches, Panics, SourceRef
+from pita.experiment import Accepts, DiffersOnlyAtKinks, Experiment, Matches, Mismatches, Panics, SourceRef, TensorsCompare
 
 
 def magnitude(record) -> str:
@@ -35,7 +34,7 @@ EXPERIMENT = Experiment(
         Accepts("burn-port-runs", "the direct burn port runs without a warning", "burn", "port"),
         DiffersOnlyAtKinks("differs-only-at-zero", "forwards agree; the input gradients differ exactly where x is 0",
                            "torch-ref", "burn-port", ("leaky_relu", "prelu")),
-        TensorsAgree("weight-grad-agrees", "PReLU's weight gradient agrees (the element at 0 adds 0·grad either way)",
+        TensorsCompare("weight-grad-agrees", "PReLU's weight gradient agrees (the element at 0 adds 0·grad either way)",
                      "torch-ref", "burn-port", ("prelu.weight.grad",)),
         Mismatches("negative-control", "burn-port against torch-ref is a MISMATCH", "torch-ref", "burn-port"),
         Matches("fix-matches", "the <= 0 masks match torch-ref at atol 1e-6", "torch-ref", "burn-fixed"),

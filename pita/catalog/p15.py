@@ -5,9 +5,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pita.catalog.p13 import TensorsAgree
 from pita.dump import read_dump
-from pita.experiment import Accepts, Claim, Experiment, Matches, Mismatches, Panics, SourceRef
+from pita.experiment import Accepts, Claim, Experiment, Matches, Mismatches, Panics, SourceRef, TensorsCompare
 
 
 @dataclass(frozen=True)
@@ -68,7 +67,7 @@ EXPERIMENT = Experiment(
         Mismatches("negative-control", "burn-port against torch-ref is a MISMATCH", "torch-ref", "burn-port"),
         SameGradientMass("same-mass-other-split", "both sides hand out the same total gradient; only its split over the ties differs",
                          "torch-ref", "burn-port", (("max.grad",), ("maximum.a.grad", "maximum.b.grad"))),
-        TensorsAgree("max-dim-agrees", "max along a dim agrees: PyTorch's max(dim) also picks one index",
+        TensorsCompare("max-dim-agrees", "max along a dim agrees: PyTorch's max(dim) also picks one index",
                      "torch-ref", "burn-port", ("max_dim.grad",)),
         Matches("fix-matches", "tie-splitting max and max_pair match torch-ref at atol 1e-6", "torch-ref", "burn-fixed"),
         Panics("guard-panics-on-tie", "assert_unique_max rejects a tied maximum",

@@ -1,8 +1,7 @@
 """p16: two losses share an intermediate. PyTorch backpropagates through it twice with
 retain_graph=True; burn consumes the tape on the first backward and panics on the second."""
 
-from pita.catalog.p13 import TensorsAgree
-from pita.experiment import Accepts, Experiment, Matches, Mismatches, Panics, Raises, SourceRef
+from pita.experiment import Accepts, Experiment, Matches, Mismatches, Panics, Raises, SourceRef, TensorsCompare
 
 TORCH_SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -42,7 +41,7 @@ EXPERIMENT = Experiment(
                "burn", "port", "graph tape has already been consumed"),
         Mismatches("negative-control", "detaching h for the second loss runs but is a MISMATCH against torch-retain",
                    "torch-retain", "burn-detach"),
-        TensorsAgree("detach-keeps-v", "with h detached, v.grad still agrees: only w loses l2's share",
+        TensorsCompare("detach-keeps-v", "with h detached, v.grad still agrees: only w loses l2's share",
                      "torch-retain", "burn-detach", ("v.grad",)),
         Matches("fix-matches", "one backward on l1 + l2 matches torch-retain at atol 1e-6", "torch-retain", "burn-fixed"),
         Matches("recompute-matches", "a fresh forward for the second loss matches torch-retain at atol 1e-6",

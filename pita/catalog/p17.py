@@ -1,31 +1,10 @@
 """p17: GELU's forward is exact everywhere, but its gradient is a backend op; NdArray uses the
 default, the derivative of the tanh approximation, while Flex has the exact derivative."""
 
-from dataclasses import dataclass
 
 from pita.experiment import (
-    Accepts, Claim, Experiment, Matches, Mismatches, Panics, SourceRef,
+    Accepts, Experiment, Matches, Mismatches, OnlyTensorsDiffer, Panics, SourceRef,
 )
-
-
-@dataclass(frozen=True)
-class OnlyTensorsDiffer(Claim):
-    """`pita compare reference candidate` fails on exactly `tensors` and passes on every other
-    tensor (e.g. the forward output agrees, only the gradient differs)."""
-
-    id: str
-    text: str
-    reference: str
-    candidate: str
-    tensors: tuple[str, ...]
-
-    def observe(self, record, out):
-        rows = record.comparison(self.reference, self.candidate).result["tensors"]
-        failing = tuple(sorted(t["name"] for t in rows if not t["ok"]))
-        passing = sorted(t["name"] for t in rows if t["ok"])
-        expected = f"MISMATCH only on {', '.join(sorted(self.tensors))}"
-        observed = f"MISMATCH on {', '.join(failing) or 'nothing'}; OK on {', '.join(passing) or 'nothing'}"
-        return expected, observed, failing == tuple(sorted(self.tensors)) and bool(passing)
 
 
 def magnitude(record) -> str:

@@ -1,32 +1,10 @@
 """p26: BatchNorm evaluated on the training (autodiff) device uses batch statistics and updates
 its running statistics on every call; burn has no eval()."""
 
-from dataclasses import dataclass
 
 from pita.experiment import (
-    Accepts, Claim, Experiment, Matches, Mismatches, Panics, SourceRef,
+    Accepts, Experiment, Matches, Mismatches, Panics, SourceRef, TensorsCompare,
 )
-
-
-@dataclass(frozen=True)
-class TensorsCompare(Claim):
-    """In `pita compare reference candidate`, each of `tensors` passes (`ok=True`) or fails
-    (`ok=False`) the tolerance, whatever the other tensors of the dumps do."""
-
-    id: str
-    text: str
-    reference: str
-    candidate: str
-    tensors: tuple[str, ...]
-    ok: bool = True
-
-    def observe(self, record, out):
-        rows = {t["name"]: t for t in record.comparison(self.reference, self.candidate).result["tensors"]}
-        found = [f"{name} {'OK' if rows[name]['ok'] else 'MISMATCH'} (max|diff| {rows[name]['max_abs_diff']:.2e})"
-                 if name in rows else f"{name} missing" for name in self.tensors]
-        holds = all(name in rows and rows[name]["ok"] == self.ok for name in self.tensors)
-        verdict = "OK" if self.ok else "MISMATCH"
-        return f"{', '.join(self.tensors)}: {verdict}", "; ".join(found), holds
 
 
 def magnitude(record) -> str:

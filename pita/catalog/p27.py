@@ -4,9 +4,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pita.catalog.p26 import TensorsCompare
 from pita.dump import read_dump
-from pita.experiment import Accepts, Claim, Diagnosed, Experiment, Matches, Mismatches, SourceRef
+from pita.experiment import Accepts, Claim, Diagnosed, Experiment, Matches, Mismatches, SourceRef, TensorsCompare
 
 
 def batch_term(dump) -> np.ndarray:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pita.dump import read_dump
-from pita.experiment import Accepts, Claim, Experiment, Matches, Mismatches, SourceRef
+from pita.experiment import Accepts, Claim, DefaultsDiffer, Experiment, Matches, Mismatches, SourceRef
 
 
 @dataclass(frozen=True)
@@ -36,23 +36,6 @@ class DroppedAfterSoftmax(Claim):
         low, high = (float(ratios.min()), float(ratios.max())) if ratios.size else (float("nan"),) * 2
         return (f"{self.tensor}: some zeros, the rest ×1/(1-{p:g})={scale:.9g} ±{self.rtol:g}",
                 f"{int(zeroed.sum())} of {c.size} zeroed, the rest ×[{low:.9g}, {high:.9g}]", ok)
-
-
-@dataclass(frozen=True)
-class DefaultsDiffer(Claim):
-    """The value recorded under `key` differs between two dumps made with each side's defaults."""
-
-    id: str
-    text: str
-    reference: str
-    candidate: str
-    key: str
-
-    def observe(self, record, out):
-        ref = float(read_dump(out / f"{self.reference}.safetensors").metadata[self.key])
-        cand = float(read_dump(out / f"{self.candidate}.safetensors").metadata[self.key])
-        return (f"{self.key} differs", f"{self.reference} {self.key}={ref:g}, {self.candidate} {self.key}={cand:g}",
-                ref != cand)
 
 
 def magnitude(record) -> str:

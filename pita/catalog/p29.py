@@ -1,9 +1,7 @@
 """p29: burn's InstanceNorm is affine by default (learnable gamma/beta), PyTorch's is not: the same
 at initialisation, different after the first optimizer step."""
 
-from pita.catalog.p26 import TensorsCompare
-from pita.catalog.p28 import DefaultsDiffer
-from pita.experiment import Accepts, Experiment, Matches, Mismatches, SourceRef
+from pita.experiment import Accepts, DefaultsDiffer, Experiment, Matches, Mismatches, SourceRef, TensorsCompare
 
 
 def magnitude(record) -> str:

@@ -7,7 +7,6 @@ from pita import diagnose
 from pita.compare import Tolerance
 from pita.diagnose.base import Context
 
-from conftest import f32
 
 RNG = np.random.default_rng(7)
 M = RNG.standard_normal((5, 5)).astype(np.float32)

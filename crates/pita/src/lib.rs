@@ -14,3 +14,18 @@ pub use burn;
 
 /// The burn version Cargo.lock resolved when this crate was built.
 pub const BURN_VERSION: &str = env!("PITA_BURN_VERSION");
+pub mod finite;
+pub mod inference;
+pub mod gelu_grad;
+pub mod torch_layout;
+pub mod loss_guard;
+pub mod kink;
+pub mod hparams;
+pub mod same_padding;
+pub mod clip_norm;
+pub mod attend_mask;
+pub mod store_origin;
+pub mod same_shape;
+pub mod padding_mask;
+pub mod load_check;
+pub mod padding_idx;

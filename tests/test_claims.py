@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 from pita.dump import Dump, write_dump
-from pita.experiment import (
-    Accepts, CompileFails, Diagnosed, Matches, Mismatches, Panics, Raises, ScaledByMetadata, panic_message,
+from pita.claims import (
+    Accepts, CompileFails, DefaultsDiffer, Diagnosed, DiffersOnlyAtKinks, Matches, Mismatches, OnlyTensorsDiffer, Panics,
+    Raises, Relates, SameHparam, ScaledByMetadata, SmallerInSize, TensorsCompare, Warns, panic_message,
 )
 from pita.record import ComparisonRun, CompileFailRun, ProgramRun, RunRecord
 
@@ -96,3 +97,70 @@ def test_diagnosed_checks_named_parameters(scaled_dumps):
     found = comparison(1, "MISMATCH", [{"kind": "transpose", "axes": [1, 0]}])
     assert check(Diagnosed("d", "", "torch-mean", "burn-x", "transpose", params=(("axes", [1, 0]),)), record(comparisons=[found]))
     assert not check(Diagnosed("d", "", "torch-mean", "burn-x", "transpose", params=(("axes", [0, 1]),)), record(comparisons=[found]))
+
+
+def rows(*verdicts):
+    """A comparison whose tensors pass or fail as given: ("w", True), ("b", False)."""
+    result = {"ok": all(ok for _, ok in verdicts), "tensors": [
+        {"name": name, "ok": ok, "max_abs_diff": 0.0 if ok else 1.0, "diagnosis": []} for name, ok in verdicts]}
+    return ComparisonRun("torch-mean", "burn-x", [], 0 if result["ok"] else 1, "", result)
+
+
+def test_tensors_compare_checks_only_the_named_tensors():
+    rec = record(comparisons=[rows(("out", True), ("grad", False))])
+    assert check(TensorsCompare("t", "", "torch-mean", "burn-x", ("out",)), rec)
+    assert not check(TensorsCompare("t", "", "torch-mean", "burn-x", ("grad",)), rec)
+    assert check(TensorsCompare("t", "", "torch-mean", "burn-x", ("grad",), ok=False), rec)
+    assert not check(TensorsCompare("t", "", "torch-mean", "burn-x", ("absent",)), rec)
+
+
+def test_only_tensors_differ_needs_exactly_that_set():
+    rec = record(comparisons=[rows(("out", True), ("grad", False))])
+    assert check(OnlyTensorsDiffer("o", "", "torch-mean", "burn-x", ("grad",)), rec)
+    assert not check(OnlyTensorsDiffer("o", "", "torch-mean", "burn-x", ("out",)), rec)
+    assert not check(OnlyTensorsDiffer("o", "", "torch-mean", "burn-x", ("grad",)), record(comparisons=[rows(("grad", False))]))
+
+
+@pytest.fixture
+def int_dumps(tmp_path):
+    write_dump(Dump({"q": np.float32([-3.5, 3.5])}, {"eps": "1e-08"}), tmp_path / "torch-div.safetensors")
+    write_dump(Dump({"q": np.float32([-3.0, 3.0])}, {"eps": "1e-05"}), tmp_path / "burn-div.safetensors")
+    return tmp_path
+
+
+def test_relates_applies_the_named_relation(int_dumps):
+    assert check(Relates("r", "", "torch-div", "burn-div", "q", "trunc"), record(), int_dumps)
+    assert not check(Relates("r", "", "torch-div", "burn-div", "q", "floor"), record(), int_dumps)
+
+
+def test_smaller_in_size_and_defaults_differ(int_dumps):
+    assert check(SmallerInSize("s", "", "torch-div", "burn-div", "q"), record(), int_dumps)
+    assert not check(SmallerInSize("s", "", "torch-div", "burn-div", "q", larger=True), record(), int_dumps)
+    assert check(DefaultsDiffer("d", "", "torch-div", "burn-div", "eps"), record(), int_dumps)
+    assert not check(DefaultsDiffer("d", "", "torch-div", "torch-div", "eps"), record(), int_dumps)
+
+
+def test_same_hparam_reads_the_programs_metadata():
+    torch_run, burn_run = program("torch", "a"), program("burn", "a")
+    torch_run.metadata, burn_run.metadata = {"eps": "1e-08"}, {"eps": "1e-08"}
+    assert check(SameHparam("h", "", "torch-a", "burn-a", "eps"), record([torch_run, burn_run]))
+    burn_run.metadata = {"eps": "1e-05"}
+    assert not check(SameHparam("h", "", "torch-a", "burn-a", "eps"), record([torch_run, burn_run]))
+    assert check(SameHparam("h", "", "torch-a", "burn-a", "eps", same=False), record([torch_run, burn_run]))
+
+
+def test_warns_needs_the_warning_and_exit_0():
+    claim = Warns("w", "", "torch", "v", "UserWarning", "deprecated")
+    assert check(claim, record([program(stderr="x.py:3: UserWarning: .T is deprecated here\n")]))
+    assert not check(claim, record([program(stderr="")]))
+    assert not check(claim, record([program(exit_code=1, stderr="UserWarning: deprecated\n")]))
+
+
+def test_differs_only_at_kinks(tmp_path):
+    x = np.float32([-1.0, -0.5, 0.0, 0.5, 1.0])
+    meta = {"clamp.kinks": "-0.5,0.5"}
+    write_dump(Dump({"clamp.x": x, "clamp.out": x, "clamp.grad": np.float32([0, 0, 1, 0, 0])}, meta), tmp_path / "torch-ref.safetensors")
+    write_dump(Dump({"clamp.x": x, "clamp.out": x, "clamp.grad": np.float32([0, 1, 1, 1, 0])}, meta), tmp_path / "burn-port.safetensors")
+    write_dump(Dump({"clamp.x": x, "clamp.out": x, "clamp.grad": np.float32([1, 1, 1, 1, 0])}, meta), tmp_path / "burn-other.safetensors")
+    assert check(DiffersOnlyAtKinks("k", "", "torch-ref", "burn-port", ("clamp",)), record(), tmp_path)
+    assert not check(DiffersOnlyAtKinks("k", "", "torch-ref", "burn-other", ("clamp",)), record(), tmp_path)

@@ -1,0 +1,48 @@
+"""p01: burn's Int `/` truncates toward zero; PyTorch's `//` floors. Negative quotients differ by one."""
+
+from __future__ import annotations
+
+
+
+from pita.experiment import Accepts, Experiment, Matches, Mismatches, Relates, SourceRef
+
+def magnitude(record) -> str:
+    row = next(t for t in record.comparison("torch-floordiv", "burn-port").result["tensors"] if t["name"] == "quotient")
+    return f"商差 {row['max_abs_diff']:g}（{row['mismatched']}/{row['n']} 个元素）"
+
+
+EXPERIMENT = Experiment(
+    id="p01",
+    title="整数除法向零取整，PyTorch 的 // 向下取整",
+    mainline="tensors and shapes",
+    kind="silent",
+    torch_script="experiments/pytorch/p01_intdiv.py",
+    burn_binary="p01",
+    torch_variants=("floordiv", "truediv", "trunc"),
+    burn_variants=("port", "port-ndarray", "fixed"),
+    comparisons=(
+        ("torch-floordiv", "burn-fixed"),
+        ("torch-floordiv", "burn-port"),
+        ("torch-trunc", "burn-port"),
+    ),
+    compile_fail=(),
+    sources=(
+        SourceRef("burn-flex", "src/ops/int.rs", "IntTensorOps::int_div", "int_binary_op(lhs, rhs, |a, b| a / b)"),
+        SourceRef("burn-flex", "src/ops/int.rs", "IntTensorOps::int_remainder", "int_binary_op(lhs, rhs, remainder_int)"),
+    ),
+    magnitude=magnitude,
+    claims=(
+        Accepts("torch-floordiv-runs", "PyTorch computes a // b and a % b", "torch", "floordiv"),
+        Accepts("burn-port-runs", "burn computes a / b and a.remainder(b) without complaint", "burn", "port"),
+        Relates("torch-floors", "PyTorch's a // b is floor of the true quotient a / b",
+                "torch-truediv", "torch-floordiv", "quotient", "floor"),
+        Relates("burn-truncates", "burn's Int a / b is the true quotient truncated toward zero",
+                "torch-truediv", "burn-port", "quotient", "trunc"),
+        Relates("ndarray-truncates", "burn's Int a / b truncates on the NdArray backend too",
+                "torch-truediv", "burn-port-ndarray", "quotient", "trunc"),
+        Matches("port-is-torch-trunc", "burn's a / b matches torch.div(a, b, rounding_mode='trunc')",
+                "torch-trunc", "burn-port"),
+        Mismatches("negative-control", "burn's a / b against torch's a // b is a MISMATCH", "torch-floordiv", "burn-port"),
+        Matches("fix-matches", "(a - a.remainder(b)) / b matches torch's a // b", "torch-floordiv", "burn-fixed"),
+    ),
+)

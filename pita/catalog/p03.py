@@ -1,0 +1,39 @@
+"""p03: burn's `transpose()` swaps the last two dims (torch `.mT`); torch `.T` on 3-D reverses all."""
+
+from __future__ import annotations
+
+
+from pita.experiment import Accepts, Diagnosed, Experiment, Matches, Mismatches, SourceRef, Warns
+
+
+def magnitude(record) -> str:
+    return f"输出差 {record.comparison('torch-T', 'burn-port').result['worst']:.2g}"
+
+
+EXPERIMENT = Experiment(
+    id="p03",
+    title="transpose() 只换最后两维，PyTorch 的 .T 在 3 维上全部倒转",
+    mainline="tensors and shapes",
+    kind="silent",
+    torch_script="experiments/pytorch/p03_transpose.py",
+    burn_binary="p03",
+    torch_variants=("T", "mT"),
+    burn_variants=("port", "fixed"),
+    comparisons=(("torch-T", "burn-fixed"), ("torch-T", "burn-port"), ("torch-mT", "burn-port")),
+    compile_fail=(),
+    sources=(
+        SourceRef("burn-flex", "src/ops/float.rs", "FloatTensorOps::float_transpose", "tensor.transpose(ndims - 2, ndims - 1)"),
+        SourceRef("burn-backend", "src/backend/ops/tensor.rs", "FloatTensorOps::float_transpose", "float_swap_dims(tensor, ndims - 2, ndims - 1)"),
+    ),
+    magnitude=magnitude,
+    claims=(
+        Warns("torch-warns-T", "PyTorch runs .T on a 3-D tensor with a deprecation warning", "torch", "T",
+              "UserWarning", "The use of `x.T` on tensors of dimension other than 2"),
+        Accepts("burn-accepts-transpose", "burn runs transpose() on the 3-D tensor without a warning", "burn", "port"),
+        Matches("transpose-is-mT", "burn's transpose() matches PyTorch's .mT", "torch-mT", "burn-port"),
+        Mismatches("negative-control", "burn's transpose() against PyTorch's .T is a MISMATCH", "torch-T", "burn-port"),
+        Diagnosed("compare-names-permutation", "compare diagnoses the output as the reference with its axes reordered",
+                  "torch-T", "burn-port", "permutation"),
+        Matches("fix-matches", "permute([2, 1, 0]) matches PyTorch's .T", "torch-T", "burn-fixed"),
+    ),
+)

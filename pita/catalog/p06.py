@@ -1,0 +1,64 @@
+"""p06: burn's `chunk()` panics where PyTorch returns fewer chunks than asked (9 or 5 into 4)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pita.dump import read_dump
+from pita.experiment import Accepts, Claim, Experiment, Matches, Mismatches, Panics, SourceRef
+
+
+@dataclass(frozen=True)
+class FewerPieces(Claim):
+    """Dump `dump` holds fewer tensors named `<prefix>.<i>` than the number stored under `key` in
+    its metadata (e.g. the chunks requested): the framework returned fewer pieces than asked."""
+
+    id: str
+    text: str
+    dump: str
+    prefix: str
+    key: str
+
+    def observe(self, record, out):
+        dump = read_dump(out / f"{self.dump}.safetensors")
+        asked = int(dump.metadata[self.key])
+        pieces = sorted((n for n in dump.tensors if n.startswith(f"{self.prefix}.")), key=lambda n: int(n.split(".")[-1]))
+        sizes = [int(dump.tensors[n].size) for n in pieces]
+        return f"fewer than {self.key}={asked} pieces of {self.prefix}", f"{len(pieces)} pieces of sizes {sizes}", 0 < len(pieces) < asked
+
+
+def magnitude(record) -> str:
+    ref = record.program("torch", "ref")
+    size = sum(len(values) for name, values in ref.tensors.items() if name.startswith("x."))
+    return f"{size} 个元素 chunk({ref.metadata['chunks']}) 即 panic（exit {record.program('burn', 'port-9').exit_code}）"
+
+
+EXPERIMENT = Experiment(
+    id="p06",
+    title="chunk() 分不满时 panic，PyTorch 返回更少的块",
+    mainline="tensors and shapes",
+    kind="panic",
+    torch_script="experiments/pytorch/p06_chunk.py",
+    burn_binary="p06",
+    torch_variants=("ref",),
+    burn_variants=("port-9", "port-5", "fixed", "floor"),
+    comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-floor")),
+    compile_fail=(),
+    sources=(
+        SourceRef("burn-tensor", "src/tensor/api/base.rs", "Tensor::chunk", "let chunk_size = (size / chunks) + 1;"),
+        SourceRef("burn-tensor", "src/tensor/api/base.rs", "Tensor::chunk", "let remainder = size % chunk_size;"),
+        SourceRef("burn-tensor", "src/tensor/api/check.rs", "TensorCheck::narrow", "length must be greater than 0"),
+    ),
+    magnitude=magnitude,
+    claims=(
+        Accepts("torch-chunks", "PyTorch chunks 9 and 5 elements into 4", "torch", "ref"),
+        FewerPieces("torch-fewer-x", "PyTorch returns fewer chunks than asked for 9 elements", "torch-ref", "x", "chunks"),
+        FewerPieces("torch-fewer-y", "PyTorch returns fewer chunks than asked for 5 elements", "torch-ref", "y", "chunks"),
+        Panics("burn-panics-9", "burn's chunk(4, 0) of 9 elements panics: the last chunk would be empty",
+               "burn", "port-9", "length must be greater than 0"),
+        Panics("burn-panics-5", "burn's chunk(4, 0) of 5 elements panics: the chunks overrun the tensor",
+               "burn", "port-5", "start + length exceeds the size of the tensor"),
+        Matches("fix-matches", "split(ceil(size / 4)) matches PyTorch's chunk(4)", "torch-ref", "burn-fixed"),
+        Mismatches("negative-control", "split(size / 4), rounded down, against PyTorch is a MISMATCH", "torch-ref", "burn-floor"),
+    ),
+)

@@ -1,0 +1,42 @@
+"""p10c: Softplus on large inputs. burn 0.22.1's Softplus has PyTorch's threshold: both sides agree;
+a hand-written log(1 + exp(x)) overflows to inf with NaN gradients."""
+
+from pita.experiment import Accepts, Diagnosed, Experiment, Matches, Mismatches, Panics, SourceRef
+
+
+def magnitude(record) -> str:
+    port = record.comparison("torch-ref", "burn-port").result["worst"]
+    naive = record.program("burn", "naive").tensors["x.grad"]
+    nans = sum(1 for v in naive if v != v)
+    return f"Softplus 差 {port:.2g}；手写公式 {nans} 个 NaN 梯度"
+
+
+EXPERIMENT = Experiment(
+    id="p10c",
+    title="Softplus 遇到大输入：burn 的阈值和 PyTorch 一致，手写公式才出 inf/NaN",
+    mainline="forward",
+    kind="same",
+    torch_script="experiments/pytorch/p10c_softplus.py",
+    burn_binary="p10c",
+    torch_variants=("ref",),
+    burn_variants=("port", "naive", "guard"),
+    comparisons=(("torch-ref", "burn-port"), ("torch-ref", "burn-naive")),
+    compile_fail=(),
+    sources=(
+        SourceRef("burn-tensor", "src/tensor/activation/base.rs", "softplus_with_threshold", "let mask = scaled.clone().greater_elem(threshold);"),
+        SourceRef("burn-tensor", "src/tensor/activation/base.rs", "softplus_with_threshold", ".mask_fill(mask.clone(), threshold)"),
+        SourceRef("burn-tensor", "src/tensor/activation/base.rs", "softplus", "softplus_with_threshold(tensor, beta, DEFAULT_SOFTPLUS_THRESHOLD)"),
+        SourceRef("burn-nn", "src/activation/softplus.rs", "Softplus::forward", "softplus_with_threshold(input, self.beta, self.threshold)"),
+    ),
+    magnitude=magnitude,
+    claims=(
+        Accepts("torch-runs", "PyTorch's Softplus runs forward and backward", "torch", "ref"),
+        Accepts("burn-runs", "burn's Softplus runs forward and backward", "burn", "port"),
+        Matches("port-matches", "burn's Softplus matches PyTorch, output and gradient, at atol 1e-6", "torch-ref", "burn-port"),
+        Mismatches("naive-mismatches", "a hand-written log(1 + exp(x)) against PyTorch is a MISMATCH", "torch-ref", "burn-naive"),
+        Diagnosed("naive-grad-nan", "compare finds NaN in the hand-written formula's gradient, not in PyTorch's",
+                  "torch-ref", "burn-naive", "nan", params=(("side", "candidate"),), tensors=("x.grad",)),
+        Panics("guard-stops-inf", "assert_finite stops the hand-written formula at its inf output",
+               "burn", "guard", "y holds non-finite values"),
+    ),
+)

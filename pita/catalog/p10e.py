@@ -1,0 +1,39 @@
+"""p10e: a boolean attention mask ported from PyTorch's SDPA (True = attend) to burn's attention
+(true = masked out): every query attends to exactly the keys it should not."""
+
+from pita.experiment import Accepts, CompileFails, Experiment, Matches, Mismatches, SourceRef
+
+
+def magnitude(record) -> str:
+    worst = record.comparison("torch-sdpa", "burn-port").result["worst"]
+    return f"输出差 {worst:.2g}"
+
+
+EXPERIMENT = Experiment(
+    id="p10e",
+    title="注意力的布尔掩码：PyTorch SDPA 的 True 是参与，burn 的 true 是屏蔽",
+    mainline="forward",
+    kind="silent",
+    torch_script="experiments/pytorch/p10e_sdpa_mask.py",
+    burn_binary="p10e",
+    torch_variants=("sdpa",),
+    burn_variants=("port", "not", "typed"),
+    comparisons=(("torch-sdpa", "burn-not"), ("torch-sdpa", "burn-typed"), ("torch-sdpa", "burn-port")),
+    compile_fail=("ce10e",),
+    sources=(
+        SourceRef("burn-backend", "src/backend/ops/modules/attention.rs", "attention_fallback",
+                  "B::float_mask_fill(attention_scores, mask, f32::NEG_INFINITY.into())"),
+        SourceRef("burn-autodiff", "src/ops/module.rs", "attention", "attention_fallback::<Self>("),
+        SourceRef("burn-nn", "src/modules/attention/mha.rs", "attn_weights", "attn_scores = attn_scores.mask_fill("),
+    ),
+    magnitude=magnitude,
+    claims=(
+        Accepts("torch-runs", "PyTorch's SDPA runs with the boolean mask", "torch", "sdpa"),
+        Accepts("burn-accepts-mask", "burn's attention takes the same mask without complaint", "burn", "port"),
+        Mismatches("port-mismatches", "the same mask in burn against PyTorch is a MISMATCH", "torch-sdpa", "burn-port"),
+        Matches("not-matches", "mask.bool_not() in burn matches PyTorch at atol 1e-6", "torch-sdpa", "burn-not"),
+        Matches("typed-matches", "pita's sdpa with an AttendMask matches PyTorch at atol 1e-6", "torch-sdpa", "burn-typed"),
+        CompileFails("ce10e-rejects-bare-mask", "sdpa rejects a bare Tensor<4, Bool> at compile time",
+                     "ce10e", "E0308", "expected `AttendMask`, found `Tensor<4, Bool>`"),
+    ),
+)

@@ -1,0 +1,86 @@
+"""p10f: burn's MultiHeadAttention masks with a finite min_float (-1e4): a fully padded sequence
+gets a uniform average of the values, where PyTorch gives NaN (need_weights=True) or zero
+attention (need_weights=False)."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pita.dump import read_dump
+from pita.experiment import Accepts, Claim, Diagnosed, Experiment, Matches, Mismatches, Panics, SourceRef
+
+
+@dataclass(frozen=True)
+class MatchesWithNaN(Claim):
+    """Every tensor of `candidate` has NaN exactly where `reference` has, and the other elements
+    agree within `atol`. Measured from the dumps (compare never lets NaN pass by default)."""
+
+    id: str
+    text: str
+    reference: str
+    candidate: str
+    atol: float = 1e-6
+
+    def observe(self, record, out):
+        reference = read_dump(out / f"{self.reference}.safetensors")
+        candidate = read_dump(out / f"{self.candidate}.safetensors")
+        same_nan, worst, nan_count = True, 0.0, 0
+        for name, ref in reference.tensors.items():
+            r = ref.astype(np.float64).ravel()
+            c = candidate.tensors[name].astype(np.float64).ravel()
+            r_nan, c_nan = np.isnan(r), np.isnan(c)
+            same_nan &= bool(np.array_equal(r_nan, c_nan))
+            nan_count += int(r_nan.sum())
+            both = ~r_nan & ~c_nan
+            if both.any():
+                worst = max(worst, float(np.max(np.abs(r[both] - c[both]))))
+        expected = f"NaN at the same positions, other elements within atol {self.atol:g}"
+        observed = f"{nan_count} NaN in {self.reference}, {'same' if same_nan else 'DIFFERENT'} positions; max|diff| elsewhere {worst:.2e}"
+        return expected, observed, same_nan and worst <= self.atol
+
+
+def magnitude(record) -> str:
+    worst = record.comparison("torch-noweights", "burn-port").result["worst"]
+    nans = sum(1 for v in record.program("torch", "weights").tensors["out"] if v != v)
+    return f"空序列输出差 {worst:.3g}（PyTorch 另一路径 {nans} 个 NaN）"
+
+
+EXPERIMENT = Experiment(
+    id="p10f",
+    title="全被遮住的序列：burn 的 MHA 给出均匀平均，PyTorch 给 NaN 或零注意力",
+    mainline="forward",
+    kind="silent",
+    torch_script="experiments/pytorch/p10f_mha_empty.py",
+    burn_binary="p10f",
+    torch_variants=("weights", "noweights"),
+    burn_variants=("port", "neginf", "fixed", "guard"),
+    comparisons=(
+        ("torch-noweights", "burn-fixed"),
+        ("torch-noweights", "burn-port"),
+        ("torch-weights", "burn-port"),
+    ),
+    compile_fail=(),
+    sources=(
+        SourceRef("burn-nn", "src/modules/attention/mha.rs", "attn_weights", "attn_scores = attn_scores.mask_fill("),
+        SourceRef("burn-nn", "src/modules/attention/mha.rs", "attn_weights", "self.min_float,"),
+        SourceRef("burn-nn", "src/modules/attention/mha.rs", "attn_weights", " softmax(attn_scores, 3)"),
+    ),
+    magnitude=magnitude,
+    claims=(
+        Accepts("torch-weights-runs", "PyTorch's MHA (need_weights=True) runs on the batch", "torch", "weights"),
+        Accepts("torch-noweights-runs", "PyTorch's MHA (need_weights=False) runs on the batch", "torch", "noweights"),
+        Accepts("burn-runs", "burn's MHA runs on the batch, no error", "burn", "port"),
+        Mismatches("port-vs-noweights", "burn's output against PyTorch's need_weights=False output is a MISMATCH",
+                   "torch-noweights", "burn-port"),
+        Mismatches("port-vs-weights", "burn's output against PyTorch's need_weights=True output is a MISMATCH",
+                   "torch-weights", "burn-port"),
+        Diagnosed("weights-nan", "compare finds NaN in PyTorch's need_weights=True output where burn has numbers",
+                  "torch-weights", "burn-port", "nan", params=(("side", "reference"),)),
+        MatchesWithNaN("neginf-like-weights", "burn with min_float = -inf has NaN exactly where PyTorch's need_weights=True has",
+                       "torch-weights", "burn-neginf"),
+        Matches("fixed-matches", "burn with empty sequences set to zero attention matches need_weights=False at atol 1e-6",
+                "torch-noweights", "burn-fixed"),
+        Panics("guard-rejects-empty", "assert_no_empty_sequence stops the fully padded sequence before attention",
+               "burn", "guard", "every key is padding"),
+    ),
+)

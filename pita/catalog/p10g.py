@@ -1,0 +1,82 @@
+"""p10g: burn's Embedding has no padding_idx: the padding row gets gradient (one per padding
+token under a sum loss) and moves on the first step, and a fresh layer initialises it randomly."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pita.dump import read_dump
+from pita.experiment import Accepts, Claim, Experiment, Matches, Mismatches, SourceRef
+
+
+@dataclass(frozen=True)
+class PadRowGrad(Claim):
+    """Row `padding_idx` of `weight.grad` in `dump` (both from the dump's metadata): with `counted`,
+    every element equals `padding_tokens`, the gradient of a sum loss for a row looked up that
+    many times; without, every element is zero, as `padding_idx` promises."""
+
+    id: str
+    text: str
+    dump: str
+    counted: bool
+
+    def observe(self, record, out):
+        found = read_dump(out / f"{self.dump}.safetensors")
+        pad, tokens = int(found.metadata["padding_idx"]), int(found.metadata["padding_tokens"])
+        row = found.tensors["weight.grad"].astype(np.float64)[pad]
+        want = tokens if self.counted else 0
+        why = f"padding_tokens={tokens}" if self.counted else "no gradient"
+        return (f"weight.grad[{pad}] = {want:g} ({why})",
+                f"weight.grad[{pad}] = {row.tolist()}", bool(np.all(row == want)))
+
+
+@dataclass(frozen=True)
+class AllZero(Claim):
+    """Every element of `tensor` in `dump` is zero."""
+
+    id: str
+    text: str
+    dump: str
+    tensor: str
+
+    def observe(self, record, out):
+        values = read_dump(out / f"{self.dump}.safetensors").tensors[self.tensor]
+        return f"{self.tensor} all zero", f"{self.tensor} = {values.ravel().tolist()}", bool(np.all(values == 0))
+
+
+def magnitude(record) -> str:
+    burn, torch = record.program("burn", "port"), record.program("torch", "pad")
+    pad = int(burn.metadata["padding_idx"])
+    rows = record.comparison("torch-pad", "burn-port").result["tensors"]
+    width = next(t for t in rows if t["name"] == "weight.grad")["shape"][1]
+    return f"padding 行梯度 {burn.tensors['weight.grad'][width * pad]:g}（PyTorch {torch.tensors['weight.grad'][width * pad]:g}）"
+
+
+EXPERIMENT = Experiment(
+    id="p10g",
+    title="Embedding 没有 padding_idx：padding 行照样有梯度、被更新",
+    mainline="forward",
+    kind="silent",
+    torch_script="experiments/pytorch/p10g_padding_idx.py",
+    burn_binary="p10g",
+    torch_variants=("pad", "init"),
+    burn_variants=("port", "fixed", "init"),
+    comparisons=(("torch-pad", "burn-fixed"), ("torch-pad", "burn-port"), ("torch-init", "burn-init")),
+    compile_fail=(),
+    sources=(
+        SourceRef("burn-nn", "src/modules/embedding.rs", "Embedding::forward", "embedding(self.weight.val(), input)"),
+        SourceRef("burn-nn", "src/modules/embedding.rs", "EmbeddingConfig::init", ".init([self.n_embedding, self.d_model], device);"),
+    ),
+    magnitude=magnitude,
+    claims=(
+        Accepts("torch-runs", "PyTorch's Embedding(padding_idx=0) runs forward, backward and a step", "torch", "pad"),
+        Accepts("burn-runs", "burn's Embedding runs the same, no error", "burn", "port"),
+        PadRowGrad("torch-pad-row-no-grad", "PyTorch gives the padding row no gradient", "torch-pad", counted=False),
+        PadRowGrad("burn-pad-row-grad", "burn gives the padding row one unit of gradient per padding token", "burn-port", counted=True),
+        Mismatches("port-mismatches", "burn's gradient, step and next output against PyTorch is a MISMATCH", "torch-pad", "burn-port"),
+        Matches("fixed-matches", "detaching the padding lookups matches PyTorch at atol 1e-6", "torch-pad", "burn-fixed"),
+        AllZero("torch-init-zero", "a fresh PyTorch Embedding(padding_idx=0) starts with the padding row at zero",
+                "torch-init", "weight.pad_row"),
+        Mismatches("init-mismatches", "a fresh burn Embedding's padding row is not zero: MISMATCH", "torch-init", "burn-init"),
+    ),
+)

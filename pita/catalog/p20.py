@@ -1,0 +1,61 @@
+"""p20: burn's Adam and AdaGrad default epsilon is 1e-5 (PyTorch: 1e-8, 1e-10); small gradients get
+much smaller steps.
+
+Also defines the claims the optimizer experiments (p20–p23) share: a hyper-parameter recorded in
+two dumps' metadata is or is not the same, and one dump's values are smaller (or larger) in size
+than another's."""
+
+from __future__ import annotations
+
+
+
+from pita.experiment import Accepts, Experiment, Matches, Mismatches, Panics, SameHparam, SmallerInSize, SourceRef
+
+
+def magnitude(record) -> str:
+    torch_w = record.program("torch", "adam").tensors["w"][0]
+    burn_w = record.program("burn", "adam-port").tensors["w"][0]
+    return f"最小梯度处步长小 {torch_w / burn_w:.3g} 倍"
+
+
+EXPERIMENT = Experiment(
+    id="p20",
+    title="Adam 的 epsilon 默认值比 PyTorch 大，小梯度的步长缩水",
+    mainline="optimizer",
+    kind="silent",
+    torch_script="experiments/pytorch/p20_adam_eps.py",
+    burn_binary="p20",
+    torch_variants=("adam", "adagrad", "defaults"),
+    burn_variants=("adam-port", "adam-fixed", "adagrad-port", "adagrad-fixed", "guard", "defaults"),
+    comparisons=(
+        ("torch-adam", "burn-adam-fixed"), ("torch-adam", "burn-adam-port"),
+        ("torch-adagrad", "burn-adagrad-fixed"), ("torch-adagrad", "burn-adagrad-port"),
+    ),
+    compile_fail=(),
+    sources=(
+        SourceRef("burn-optim", "src/optim/adam.rs", "AdamConfig::build", "epsilon: self.epsilon,"),
+        SourceRef("burn-optim", "src/optim/adam.rs", "AdaptiveMomentum::transform", ".add_scalar(self.epsilon * bias_correction2_sqrt)"),
+        SourceRef("burn-optim", "src/optim/adagrad.rs", "LrDecay::transform", ".div(state.sum.clone().sqrt().add_scalar(self.epsilon))"),
+        SourceRef("burn-optim", "src/optim/adamw.rs", "AdaptiveMomentumW::transform", "moment_2_corrected.sqrt().add_scalar(self.epsilon)"),
+        SourceRef("burn-optim", "src/optim/rmsprop.rs", "RmsPropMomentum::transform", ".sqrt().add_scalar(self.epsilon)"),
+    ),
+    magnitude=magnitude,
+    claims=(
+        Accepts("torch-adam-runs", "PyTorch Adam runs the steps", "torch", "adam"),
+        Accepts("burn-adam-port-runs", "burn AdamConfig::new() runs the same steps (exit 0)", "burn", "adam-port"),
+        SameHparam("adam-eps-differs", "AdamConfig::new() uses another epsilon than torch.optim.Adam",
+                   "torch-adam", "burn-adam-port", "epsilon", same=False),
+        SmallerInSize("adam-port-steps-smaller", "every burn-port step is no larger than PyTorch's, some are smaller",
+                      "torch-adam", "burn-adam-port", "w"),
+        Mismatches("adam-negative-control", "burn AdamConfig::new() against torch Adam is a MISMATCH", "torch-adam", "burn-adam-port"),
+        SameHparam("adam-fixed-eps-same", "with_epsilon(1e-8) uses PyTorch's epsilon", "torch-adam", "burn-adam-fixed", "epsilon"),
+        Matches("adam-fix-matches", "burn with_epsilon(1e-8) matches torch Adam at atol 1e-6", "torch-adam", "burn-adam-fixed"),
+        SameHparam("adagrad-eps-differs", "AdaGradConfig::new() uses another epsilon than torch.optim.Adagrad",
+                   "torch-adagrad", "burn-adagrad-port", "epsilon", same=False),
+        Mismatches("adagrad-negative-control", "burn AdaGradConfig::new() against torch Adagrad is a MISMATCH",
+                   "torch-adagrad", "burn-adagrad-port"),
+        Matches("adagrad-fix-matches", "burn with_epsilon(1e-10) matches torch Adagrad at atol 1e-6", "torch-adagrad", "burn-adagrad-fixed"),
+        Panics("guard-panics-on-default-eps", "assert_torch_hparams rejects AdamConfig::new() against PyTorch's values",
+               "burn", "guard", "optimizer hyper-parameter differs from PyTorch: AdamConfig.epsilon"),
+    ),
+)

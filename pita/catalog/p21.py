@@ -1,0 +1,94 @@
+"""p21: burn's AdamW defaults to weight decay 1e-4 (PyTorch 1e-2): the decoupled decay is 100 times
+weaker, and epsilon is 1e-5 (PyTorch 1e-8) on top."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pita.dump import read_dump
+from pita.experiment import Accepts, Claim, Diagnosed, Experiment, Matches, Mismatches, Panics, SameHparam, SourceRef, TensorsCompare
+
+
+@dataclass(frozen=True)
+class DecayRatio(Claim):
+    """For a parameter with zero gradient only the decoupled decay acts, `w·(1 − lr·λ)` per step.
+    Every element of `tensor` in `candidate` over `reference` must equal
+    `((1 − lr·λ_candidate) / (1 − lr·λ_reference)) ** steps`, with lr, λ (`weight_decay`) and steps
+    read from each dump's metadata."""
+
+    id: str
+    text: str
+    reference: str
+    candidate: str
+    tensor: str
+    rtol: float = 1e-6
+
+    def observe(self, record, out):
+        ref, cand = read_dump(out / f"{self.reference}.safetensors"), read_dump(out / f"{self.candidate}.safetensors")
+
+        def per_run(dump):
+            meta = dump.metadata
+            return (1 - float(meta["lr"]) * float(meta["weight_decay"])) ** int(meta["steps"])
+
+        expected = per_run(cand) / per_run(ref)
+        ratios = cand.tensors[self.tensor].astype(np.float64).ravel() / ref.tensors[self.tensor].astype(np.float64).ravel()
+        ok = bool(np.all(np.abs(ratios - expected) <= self.rtol * expected))
+        return (f"ratio ((1-lr·λ_c)/(1-lr·λ_r))^steps = {expected:.9g} ±{self.rtol:g}",
+                f"ratio in [{ratios.min():.9g}, {ratios.max():.9g}]", ok)
+
+
+def _shrink(record, side, variant):
+    run = record.program(side, variant)
+    return [1 - end / start for end, start in zip(run.tensors["idle"], run.tensors["idle.start"])]
+
+
+def magnitude(record) -> str:
+    torch_shrink, burn_shrink = _shrink(record, "torch", "adamw"), _shrink(record, "burn", "adamw-port")
+    return f"零梯度参数的衰减弱 {torch_shrink[0] / burn_shrink[0]:.3g} 倍"
+
+
+EXPERIMENT = Experiment(
+    id="p21",
+    title="AdamW 的权重衰减默认值比 PyTorch 小，正则化几乎没了",
+    mainline="optimizer",
+    kind="silent",
+    torch_script="experiments/pytorch/p21_adamw_decay.py",
+    burn_binary="p21",
+    torch_variants=("adamw",),
+    burn_variants=("adamw-port", "adamw-decay", "adamw-fixed", "guard"),
+    comparisons=(
+        ("torch-adamw", "burn-adamw-fixed"), ("torch-adamw", "burn-adamw-port"), ("torch-adamw", "burn-adamw-decay"),
+    ),
+    compile_fail=(),
+    sources=(
+        SourceRef("burn-optim", "src/optim/adamw.rs", "AdamW::step", "let decay_rate = lr * (self.weight_decay as f64);"),
+        SourceRef("burn-optim", "src/optim/adamw.rs", "AdamW::step", "tensor.clone().mul_scalar(1.0 - decay_rate)"),
+        SourceRef("burn-optim", "src/optim/adamw.rs", "AdamWConfig::build", "weight_decay: self.weight_decay,"),
+    ),
+    magnitude=magnitude,
+    claims=(
+        Accepts("torch-adamw-runs", "PyTorch AdamW runs the steps", "torch", "adamw"),
+        Accepts("burn-port-runs", "burn AdamWConfig::new() runs the same steps (exit 0)", "burn", "adamw-port"),
+        SameHparam("weight-decay-differs", "AdamWConfig::new() uses another weight decay than torch.optim.AdamW",
+                   "torch-adamw", "burn-adamw-port", "weight_decay", same=False),
+        SameHparam("epsilon-differs", "AdamWConfig::new() also uses another epsilon",
+                   "torch-adamw", "burn-adamw-port", "epsilon", same=False),
+        DecayRatio("idle-ratio-is-the-decay", "the zero-gradient parameter differs exactly by the decay factors of the two weight decays",
+                   "torch-adamw", "burn-adamw-port", "idle"),
+        Diagnosed("compare-sees-a-scale", "compare diagnoses the zero-gradient parameter as a common scale",
+                  "torch-adamw", "burn-adamw-port", "scale", tensors=("idle",)),
+        Mismatches("negative-control", "burn AdamWConfig::new() against torch AdamW is a MISMATCH", "torch-adamw", "burn-adamw-port"),
+        TensorsCompare("decay-only-fixes-idle", "with_weight_decay(0.01) alone: the zero-gradient parameter matches",
+                      "torch-adamw", "burn-adamw-decay", ("idle",)),
+        TensorsCompare("decay-only-leaves-epsilon", "with_weight_decay(0.01) alone: the parameter with a gradient still differs (epsilon)",
+                      "torch-adamw", "burn-adamw-decay", ("w",), ok=False),
+        SameHparam("fixed-weight-decay-same", "the fixed config uses PyTorch's weight decay", "torch-adamw", "burn-adamw-fixed", "weight_decay"),
+        SameHparam("fixed-epsilon-same", "the fixed config uses PyTorch's epsilon", "torch-adamw", "burn-adamw-fixed", "epsilon"),
+        Matches("fix-matches", "burn with_weight_decay(0.01).with_epsilon(1e-8) matches torch AdamW at atol 1e-6",
+                "torch-adamw", "burn-adamw-fixed"),
+        Panics("guard-panics-on-default-decay", "assert_torch_hparams rejects AdamWConfig::new() against PyTorch's values",
+               "burn", "guard", "optimizer hyper-parameter differs from PyTorch: AdamWConfig.weight_decay"),
+    ),
+)

@@ -1,0 +1,81 @@
+"""p22: burn's `MomentumConfig::new()` has dampening 0.1 (PyTorch SGD: 0); every momentum step after
+the first is shorter."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pita.dump import read_dump
+from pita.experiment import Accepts, Claim, Diagnosed, Experiment, Matches, Mismatches, Panics, SameHparam, SourceRef, TensorsCompare
+
+
+@dataclass(frozen=True)
+class TwoStepRatio(Claim):
+    """From w = 0 with a constant gradient g, two momentum steps move w by −lr·g·(1 + m + (1 − d)):
+    the first velocity is g undamped, the second m·g + (1 − d)·g. So `tensor` of `candidate` over
+    `reference` must be (2 + m − d_candidate) / (2 + m − d_reference), with m and d read from each
+    dump's metadata."""
+
+    id: str
+    text: str
+    reference: str
+    candidate: str
+    tensor: str
+    rtol: float = 1e-6
+
+    def observe(self, record, out):
+        ref, cand = read_dump(out / f"{self.reference}.safetensors"), read_dump(out / f"{self.candidate}.safetensors")
+
+        def path(dump):
+            return 2 + float(dump.metadata["momentum"]) - float(dump.metadata["dampening"])
+
+        expected = path(cand) / path(ref)
+        ratios = cand.tensors[self.tensor].astype(np.float64).ravel() / ref.tensors[self.tensor].astype(np.float64).ravel()
+        ok = bool(np.all(np.abs(ratios - expected) <= self.rtol * expected))
+        return f"ratio (2+m-d_c)/(2+m-d_r) = {expected:.9g} ±{self.rtol:g}", f"ratio in [{ratios.min():.9g}, {ratios.max():.9g}]", ok
+
+
+def magnitude(record) -> str:
+    steps = record.program("torch", "sgd").metadata["steps"]
+    torch_w = record.program("torch", "sgd").tensors[f"w.step{steps}"][0]
+    burn_w = record.program("burn", "sgd-port").tensors[f"w.step{steps}"][0]
+    return f"{steps} 步后位移少 {(1 - burn_w / torch_w) * 100:.3g}%"
+
+
+EXPERIMENT = Experiment(
+    id="p22",
+    title="SGD 动量的 dampening 默认不是 0，第二步起步长变短",
+    mainline="optimizer",
+    kind="silent",
+    torch_script="experiments/pytorch/p22_momentum_dampening.py",
+    burn_binary="p22",
+    torch_variants=("sgd",),
+    burn_variants=("sgd-port", "sgd-fixed", "guard"),
+    comparisons=(("torch-sgd", "burn-sgd-fixed"), ("torch-sgd", "burn-sgd-port")),
+    compile_fail=(),
+    sources=(
+        SourceRef("burn-optim", "src/optim/momentum.rs", "Momentum::transform", ".mul_scalar(1.0 - self.dampening)"),
+        SourceRef("burn-optim", "src/optim/momentum.rs", "Momentum::transform", ".add(state.velocity.mul_scalar(self.momentum))"),
+        SourceRef("burn-optim", "src/optim/momentum.rs", "Momentum::new", "dampening: config.dampening,"),
+    ),
+    magnitude=magnitude,
+    claims=(
+        Accepts("torch-sgd-runs", "PyTorch SGD(momentum=0.9) runs the steps", "torch", "sgd"),
+        Accepts("burn-port-runs", "burn MomentumConfig::new().with_momentum(0.9) runs the same steps (exit 0)", "burn", "sgd-port"),
+        SameHparam("momentum-same", "both use the same momentum", "torch-sgd", "burn-sgd-port", "momentum"),
+        SameHparam("dampening-differs", "MomentumConfig::new() uses another dampening than torch SGD", "torch-sgd", "burn-sgd-port",
+                   "dampening", same=False),
+        TensorsCompare("first-step-same", "the first step is the same on both sides (no dampening on the first velocity)",
+                      "torch-sgd", "burn-sgd-port", ("w.step1",)),
+        TwoStepRatio("second-step-ratio", "after two steps burn/torch = (2 + m − d_burn) / (2 + m − d_torch), element by element",
+                     "torch-sgd", "burn-sgd-port", "w.step2"),
+        Diagnosed("compare-sees-a-scale", "compare diagnoses every later step as a common scale", "torch-sgd", "burn-sgd-port", "scale"),
+        Mismatches("negative-control", "burn port against torch SGD is a MISMATCH", "torch-sgd", "burn-sgd-port"),
+        SameHparam("fixed-dampening-same", "with_dampening(0.0) uses PyTorch's dampening", "torch-sgd", "burn-sgd-fixed", "dampening"),
+        Matches("fix-matches", "burn with_dampening(0.0) matches torch SGD at atol 1e-6", "torch-sgd", "burn-sgd-fixed"),
+        Panics("guard-panics-on-dampening", "assert_torch_hparams rejects the default dampening",
+               "burn", "guard", "optimizer hyper-parameter differs from PyTorch: SgdConfig.momentum.dampening"),
+    ),
+)

@@ -1,0 +1,49 @@
+"""p24: burn's cosine-annealing scheduler refuses an initial lr above 1 (an Err from `init`, a panic
+at the usual `unwrap`); PyTorch's CosineAnnealingLR takes any lr. For a valid lr the two agree."""
+
+from pita.experiment import Accepts, Diagnosed, Experiment, Matches, Mismatches, Panics, SourceRef
+
+
+def magnitude(record) -> str:
+    torch_lr = record.program("torch", "cosine-big").tensors["lr"][0]
+    clamped_lr = record.program("burn", "cosine-big-clamped").tensors["lr"][0]
+    return f"lr > 1 时 panic；改成 1.0 则学习率 ×{clamped_lr / torch_lr:.3g}"
+
+
+EXPERIMENT = Experiment(
+    id="p24",
+    title="余弦退火调度不收大于 1 的初始学习率，PyTorch 照收",
+    mainline="schedule",
+    kind="panic",
+    torch_script="experiments/pytorch/p24_cosine_lr.py",
+    burn_binary="p24",
+    torch_variants=("cosine-big", "cosine"),
+    burn_variants=("cosine-big-port", "cosine-big-clamped", "cosine-big-fixed", "cosine", "cosine-shifted"),
+    comparisons=(
+        ("torch-cosine-big", "burn-cosine-big-fixed"), ("torch-cosine-big", "burn-cosine-big-clamped"),
+        ("torch-cosine", "burn-cosine"), ("torch-cosine", "burn-cosine-shifted"),
+    ),
+    compile_fail=(),
+    sources=(
+        SourceRef("burn-optim", "src/lr_scheduler/cosine.rs", "CosineAnnealingLrSchedulerConfig::build",
+                  "if self.initial_lr <= 0. || self.initial_lr > 1. {"),
+        SourceRef("burn-optim", "src/lr_scheduler/cosine.rs", "CosineAnnealingLrSchedulerConfig::build",
+                  'return Err("Initial learning rate must be greater than 0 and at most 1".into());'),
+        SourceRef("burn-optim", "src/lr_scheduler/cosine.rs", "CosineAnnealingLrScheduler::step",
+                  "self.current_iter = self.current_iter.wrapping_add(1);"),
+    ),
+    magnitude=magnitude,
+    claims=(
+        Accepts("torch-accepts-big-lr", "PyTorch CosineAnnealingLR runs with an initial lr above 1", "torch", "cosine-big"),
+        Panics("burn-rejects-big-lr", "burn's CosineAnnealingLrSchedulerConfig::init returns Err for it; unwrap panics",
+               "burn", "cosine-big-port", "Initial learning rate must be greater than 0 and at most 1"),
+        Mismatches("clamping-is-not-a-fix", "clamping the initial lr to 1 runs, but is a MISMATCH", "torch-cosine-big", "burn-cosine-big-clamped"),
+        Diagnosed("clamping-is-a-scale", "compare diagnoses the clamped schedule as a common scale",
+                  "torch-cosine-big", "burn-cosine-big-clamped", "scale"),
+        Matches("fix-matches", "scheduling the factor from 1 and scaling by the lr matches PyTorch at atol 1e-6",
+                "torch-cosine-big", "burn-cosine-big-fixed"),
+        Matches("valid-lr-same", "for an lr in (0, 1] the direct port matches PyTorch's schedule", "torch-cosine", "burn-cosine"),
+        Mismatches("shifted-negative-control", "one extra step() before the loop is a MISMATCH (the comparison can fail)",
+                   "torch-cosine", "burn-cosine-shifted"),
+    ),
+)
