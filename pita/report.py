@@ -72,7 +72,19 @@ def _ulp(value: int) -> str:
 
 
 def render_json(result: ComparisonResult) -> str:
-    return json.dumps(result.to_dict(), indent=2, default=_jsonable) + "\n"
+    """Strict JSON: infinities and NaN (a NaN mismatch's max|diff|) become the strings
+    "Infinity", "-Infinity" and "NaN", as in the dump format."""
+    return json.dumps(_finite(result.to_dict()), indent=2, default=_jsonable, allow_nan=False) + "\n"
+
+
+def _finite(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _jsonable(value):

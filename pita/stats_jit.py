@@ -24,7 +24,7 @@ def _ordered(bits):
     return ((wide & 0x7FFFFFFF) ^ sign) - sign
 
 
-@numba.njit(parallel=True, cache=True)
+@numba.njit(parallel=True, cache=True, error_model="numpy")
 def _blocks(r, c, rb, cb, atol, rtol, ulp_limit, equal_nan, floats, ints, examples):
     n = r.size
     blocks = floats.shape[0]

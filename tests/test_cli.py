@@ -28,7 +28,20 @@ def test_compare_json_output(dumps):
 
     proc = pita("compare", dumps / "ref.safetensors", dumps / "scaled.json", "--format", "json")
     report = json.loads(proc.stdout)
-    assert report["ok"] is False and report["tensors"][0]["diagnosis"][0]["kind"] == "scale"
+    assert report["ok"] is False and report["missing"] == [] and report["extra"] == []
+    [tensor] = report["tensors"]
+    assert {"name", "ok", "n", "mismatched", "max_abs_diff", "max_rel_diff", "max_ulp", "worst_index", "diagnosis"} <= set(tensor)
+    assert tensor["diagnosis"][0]["kind"] == "scale" and tensor["diagnosis"][0]["factor"] == 4.0
+
+
+def test_compare_json_is_strict_when_values_are_not_finite(tmp_path):
+    import json
+
+    write_dump(Dump({"w": np.float32([1.0, 2.0])}), tmp_path / "a.npz")
+    write_dump(Dump({"w": np.float32([np.nan, 2.0])}), tmp_path / "b.npz")
+    proc = pita("compare", tmp_path / "a.npz", tmp_path / "b.npz", "--format", "json")
+    report = json.loads(proc.stdout, parse_constant=lambda name: pytest.fail(f"non-standard JSON constant {name}"))
+    assert report["tensors"][0]["max_abs_diff"] == "Infinity" and report["tensors"][0]["diagnosis"][0]["kind"] == "nan"
 
 
 @pytest.mark.parametrize("args", [
