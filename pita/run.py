@@ -143,7 +143,9 @@ def run_compare(root: Path, out: Path, reference: str, candidate: str) -> Compar
     proc = subprocess.run(command, cwd=out, capture_output=True, text=True)
     if proc.returncode == 2:
         raise UsageError(f"compare {reference} {candidate} could not run: {proc.stderr.strip()}")
-    result = compare_dumps(read_dump(out / ref_path), read_dump(out / cand_path))
+    reference_dump, candidate_dump = read_dump(out / ref_path), read_dump(out / cand_path)
+    reference_dump.source, candidate_dump.source = ref_path, cand_path  # as the CLI, run in OUT, names them
+    result = compare_dumps(reference_dump, candidate_dump)
     display = ["pita", "compare", ref_path, cand_path]
     return ComparisonRun(reference=reference, candidate=candidate, command=display, exit_code=proc.returncode, stdout=proc.stdout, result=result.to_dict())
 
