@@ -1,6 +1,7 @@
 """The `pita` command line. Data goes to stdout, progress and errors to stderr.
 
-Exit codes: 0 everything held, 1 a mismatch or a failed claim, 2 unusable input or arguments.
+Exit codes: 0 everything held, 1 a mismatch or a failed claim, 2 unusable input or arguments,
+3 a bug in pita (with its traceback).
 """
 
 from __future__ import annotations
@@ -8,8 +9,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import traceback
 
-from pita.errors import EXIT_USAGE, UsageError
+from pita.errors import EXIT_BUG, EXIT_USAGE, UsageError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -106,3 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception:  # not the user's mistake: say so, with everything needed to report it
+        traceback.print_exc()
+        print("pita: internal error, this is a bug in pita; please report it with the traceback above", file=sys.stderr)
+        return EXIT_BUG

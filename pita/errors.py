@@ -8,3 +8,4 @@ class UsageError(Exception):
 EXIT_OK = 0
 EXIT_MISMATCH = 1
 EXIT_USAGE = 2
+EXIT_BUG = 3

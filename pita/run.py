@@ -7,6 +7,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 from functools import lru_cache
@@ -71,6 +72,8 @@ def build(root: Path, binaries: list[str]) -> None:
     """Builds the experiment binaries (debug, like the handbook) with cargo's progress shown."""
     progress(f"building {', '.join(binaries)} (cargo, debug)")
     command = ["cargo", "build", "-p", "pita-t"] + [arg for name in binaries for arg in ("--bin", name)]
+    if shutil.which("cargo") is None:
+        raise UsageError("cargo not found: install Rust (rustup), then run scripts/setup")
     if subprocess.run(command, cwd=root).returncode != 0:
         raise UsageError(f"cargo build failed: {' '.join(command)}")
 

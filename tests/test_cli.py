@@ -67,3 +67,16 @@ def test_compare_does_not_import_torch(dumps):
             "assert 'torch' not in sys.modules, 'torch was imported'; sys.exit(rc)")
     proc = subprocess.run([sys.executable, "-c", code, dumps / "ref.safetensors", dumps / "same.npz"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_bug_is_reported_as_a_bug(dumps, monkeypatch, capsys):
+    import pita.cli
+    import pita.compare
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("boom")
+
+    monkeypatch.setattr(pita.compare, "compare_dumps", broken)
+    assert pita.cli.main(["compare", str(dumps / "ref.safetensors"), str(dumps / "same.npz")]) == 3
+    err = capsys.readouterr().err
+    assert "ZeroDivisionError: boom" in err and "this is a bug in pita" in err
