@@ -26,12 +26,12 @@ EXPERIMENT = Experiment(
     ),
     magnitude=magnitude,
     claims=(
-        Accepts("torch-where-runs", "PyTorch computes torch.where(mask, a, b) and a.masked_fill(mask, 0)", "torch", "ref"),
-        Accepts("burn-port-runs", "burn computes a.mask_where(mask, b) without complaint", "burn", "port"),
-        Matches("port-is-swapped-where", "a.mask_where(mask, b) matches torch.where(mask, b, a): the sources are swapped",
+        Accepts("torch-where-runs", "PyTorch 计算 `torch.where(mask, a, b)` 和 `a.masked_fill(mask, 0)`", "torch", "ref"),
+        Accepts("burn-port-runs", "burn 计算 `a.mask_where(mask, b)`，不报错", "burn", "port"),
+        Matches("port-is-swapped-where", "`a.mask_where(mask, b)` 和 `torch.where(mask, b, a)` 一致：两个来源对调了",
                 "torch-swapped", "burn-port"),
-        Mismatches("negative-control", "a.mask_where(mask, b) against torch.where(mask, a, b) is a MISMATCH", "torch-ref", "burn-port"),
-        Matches("fix-matches", "torch_where(mask, a, b) = b.mask_where(mask, a) matches torch.where(mask, a, b); mask_fill matches masked_fill",
+        Mismatches("negative-control", "`a.mask_where(mask, b)` 对 `torch.where(mask, a, b)` 报 MISMATCH", "torch-ref", "burn-port"),
+        Matches("fix-matches", "`torch_where(mask, a, b) = b.mask_where(mask, a)` 和 `torch.where(mask, a, b)` 一致；`mask_fill` 和 `masked_fill` 一致",
                 "torch-ref", "burn-fixed"),
     ),
 )

@@ -28,9 +28,9 @@ EXPERIMENT = Experiment(
     ),
     magnitude=magnitude,
     claims=(
-        Accepts("torch-runs", "PyTorch's encoder-layer feed-forward block runs (activation relu)", "torch", "ref"),
-        Accepts("burn-port-runs", "burn's PositionWiseFeedForward with default config runs", "burn", "port"),
-        Mismatches("negative-control", "burn-port against torch-ref is a MISMATCH (out; hidden agrees)", "torch-ref", "burn-port"),
-        Matches("fix-matches", "burn-fixed (ActivationConfig::Relu) matches torch-ref at atol 1e-6", "torch-ref", "burn-fixed"),
+        Accepts("torch-runs", "PyTorch 编码器层的前馈块正常运行（激活函数为 relu）", "torch", "ref"),
+        Accepts("burn-port-runs", "burn 默认配置的 `PositionWiseFeedForward` 正常运行", "burn", "port"),
+        Mismatches("negative-control", "burn-port 对 torch-ref 报 MISMATCH（`out` 不一致；`hidden` 一致）", "torch-ref", "burn-port"),
+        Matches("fix-matches", "burn-fixed（`ActivationConfig::Relu`）在 atol 1e-6 下和 torch-ref 一致", "torch-ref", "burn-fixed"),
     ),
 )

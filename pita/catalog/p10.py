@@ -28,11 +28,11 @@ EXPERIMENT = Experiment(
     ),
     magnitude=magnitude,
     claims=(
-        Accepts("torch-runs", "PyTorch's F.interpolate(bilinear) runs with its default align_corners", "torch", "ref"),
-        Accepts("burn-port-runs", "burn's Interpolate2d (Linear mode) runs with its default config", "burn", "port"),
-        Mismatches("negative-control", "burn-port (Interpolate2d default) against torch-ref is a MISMATCH", "torch-ref", "burn-port"),
-        Mismatches("fn-port-differs-too", "burn-fn-port (InterpolateOptions::new default) against torch-ref is a MISMATCH",
+        Accepts("torch-runs", "PyTorch 的 `F.interpolate`（bilinear）用默认的 `align_corners` 正常运行", "torch", "ref"),
+        Accepts("burn-port-runs", "burn 的 `Interpolate2d`（Linear 模式）用默认配置正常运行", "burn", "port"),
+        Mismatches("negative-control", "burn-port（`Interpolate2d` 默认配置）对 torch-ref 报 MISMATCH", "torch-ref", "burn-port"),
+        Mismatches("fn-port-differs-too", "burn-fn-port（`InterpolateOptions::new` 默认值）对 torch-ref 报 MISMATCH",
                    "torch-ref", "burn-fn-port"),
-        Matches("fix-matches", "burn-fixed (align_corners false) matches torch-ref at atol 1e-6", "torch-ref", "burn-fixed"),
+        Matches("fix-matches", "burn-fixed（`align_corners` 为 false）在 atol 1e-6 下和 torch-ref 一致", "torch-ref", "burn-fixed"),
     ),
 )

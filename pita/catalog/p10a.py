@@ -27,9 +27,9 @@ EXPERIMENT = Experiment(
     ),
     magnitude=magnitude,
     claims=(
-        Accepts("torch-runs", "PyTorch's nn.Hardsigmoid runs", "torch", "ref"),
-        Accepts("burn-port-runs", "burn's HardSigmoid with the default config runs", "burn", "port"),
-        Mismatches("negative-control", "burn-port against torch-ref is a MISMATCH (out; hard_swish agrees)", "torch-ref", "burn-port"),
-        Matches("fix-matches", "burn-fixed (alpha 1/6) matches torch-ref at atol 1e-6", "torch-ref", "burn-fixed"),
+        Accepts("torch-runs", "PyTorch 的 `nn.Hardsigmoid` 正常运行", "torch", "ref"),
+        Accepts("burn-port-runs", "burn 默认配置的 `HardSigmoid` 正常运行", "burn", "port"),
+        Mismatches("negative-control", "burn-port 对 torch-ref 报 MISMATCH（`out` 不一致；`hard_swish` 一致）", "torch-ref", "burn-port"),
+        Matches("fix-matches", "burn-fixed（alpha 1/6）在 atol 1e-6 下和 torch-ref 一致", "torch-ref", "burn-fixed"),
     ),
 )

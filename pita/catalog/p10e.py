@@ -28,12 +28,12 @@ EXPERIMENT = Experiment(
     ),
     magnitude=magnitude,
     claims=(
-        Accepts("torch-runs", "PyTorch's SDPA runs with the boolean mask", "torch", "sdpa"),
-        Accepts("burn-accepts-mask", "burn's attention takes the same mask without complaint", "burn", "port"),
-        Mismatches("port-mismatches", "the same mask in burn against PyTorch is a MISMATCH", "torch-sdpa", "burn-port"),
-        Matches("not-matches", "mask.bool_not() in burn matches PyTorch at atol 1e-6", "torch-sdpa", "burn-not"),
-        Matches("typed-matches", "pita's sdpa with an AttendMask matches PyTorch at atol 1e-6", "torch-sdpa", "burn-typed"),
-        CompileFails("ce10e-rejects-bare-mask", "sdpa rejects a bare Tensor<4, Bool> at compile time",
+        Accepts("torch-runs", "PyTorch 的 SDPA 用布尔掩码正常运行", "torch", "sdpa"),
+        Accepts("burn-accepts-mask", "burn 的 attention 接受同一个掩码，不报错", "burn", "port"),
+        Mismatches("port-mismatches", "同一个掩码在 burn 里对 PyTorch 报 MISMATCH", "torch-sdpa", "burn-port"),
+        Matches("not-matches", "burn 里用 `mask.bool_not()`，在 atol 1e-6 下和 PyTorch 一致", "torch-sdpa", "burn-not"),
+        Matches("typed-matches", "pita 的 `sdpa` 配 `AttendMask`，在 atol 1e-6 下和 PyTorch 一致", "torch-sdpa", "burn-typed"),
+        CompileFails("ce10e-rejects-bare-mask", "`sdpa` 在编译期拒绝裸的 `Tensor<4, Bool>`",
                      "ce10e", "E0308", "expected `AttendMask`, found `Tensor<4, Bool>`"),
     ),
 )

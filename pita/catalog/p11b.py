@@ -25,9 +25,10 @@ EXPERIMENT = Experiment(
     ),
     magnitude=magnitude,
     claims=(
-        Accepts("torch-ref-runs", "PyTorch's cross_entropy with ignore_index runs", "torch", "ref"),
-        Accepts("burn-port-runs", "burn's CrossEntropyLoss with pad_tokens runs", "burn", "port"),
-        Matches("port-matches", "burn-port (pad_tokens) matches torch-ref (ignore_index): plain, weighted, smoothed", "torch-ref", "burn-port"),
-        Mismatches("comparison-can-fail", "burn-nopad (padding forgotten) against torch-ref is a MISMATCH", "torch-ref", "burn-nopad"),
+        Accepts("torch-ref-runs", "PyTorch 带 `ignore_index` 的 `cross_entropy` 正常运行", "torch", "ref"),
+        Accepts("burn-port-runs", "burn 带 `pad_tokens` 的 `CrossEntropyLoss` 正常运行", "burn", "port"),
+        Matches("port-matches", "burn-port（`pad_tokens`）和 torch-ref（`ignore_index`）一致：普通、加权、label smoothing 都是",
+                "torch-ref", "burn-port"),
+        Mismatches("comparison-can-fail", "burn-nopad（忘了配 padding）对 torch-ref 报 MISMATCH", "torch-ref", "burn-nopad"),
     ),
 )

@@ -33,12 +33,12 @@ EXPERIMENT = Experiment(
     ),
     magnitude=magnitude,
     claims=(
-        Accepts("torch-accumulates", "PyTorch accumulates .grad over the micro-batches and steps once", "torch", "accumulate"),
-        Accepts("burn-port-runs", "the direct burn port runs without a warning", "burn", "port"),
-        Mismatches("negative-control", "burn-port against torch-accumulate is a MISMATCH (gradients and the updated weights)",
+        Accepts("torch-accumulates", "PyTorch 在各个微批上累加 `.grad`，只更新一次", "torch", "accumulate"),
+        Accepts("burn-port-runs", "burn 的直接移植正常运行，没有警告", "burn", "port"),
+        Mismatches("negative-control", "burn-port 对 torch-accumulate 报 MISMATCH（梯度和更新后的权重）",
                    "torch-accumulate", "burn-port"),
-        Matches("port-is-last-micro-batch", "burn-port matches PyTorch with zero_grad() inside the loop: only the last micro-batch counts",
+        Matches("port-is-last-micro-batch", "burn-port 和把 `zero_grad()` 放在循环里的 PyTorch 一致：只有最后一个微批起作用",
                 "torch-zero-each", "burn-port"),
-        Matches("fix-matches", "GradientsAccumulator matches torch-accumulate at atol 1e-6", "torch-accumulate", "burn-fixed"),
+        Matches("fix-matches", "`GradientsAccumulator` 在 atol 1e-6 下和 torch-accumulate 一致", "torch-accumulate", "burn-fixed"),
     ),
 )
