@@ -50,13 +50,30 @@ def panic_message(stderr: str) -> str:
 
 
 @dataclass(frozen=True)
-class Raises(Claim):
-    """A PyTorch variant stops with an exception: the traceback's last line is `error: message`."""
+class SideClaim(Claim):
+    """A claim about one side's run of one variant (`torch`/`burn`, e.g. `mean`)."""
 
     id: str
     text: str
     side: str
     variant: str
+
+
+@dataclass(frozen=True)
+class PairClaim(Claim):
+    """A claim about a pair of dumps, by name (`torch-mean`, `burn-nomean`): a comparison of them
+    or a relation between their tensors or metadata."""
+
+    id: str
+    text: str
+    reference: str
+    candidate: str
+
+
+@dataclass(frozen=True)
+class Raises(SideClaim):
+    """A PyTorch variant stops with an exception: the traceback's last line is `error: message`."""
+
     error: str
     message: str
 
@@ -68,13 +85,8 @@ class Raises(Claim):
 
 
 @dataclass(frozen=True)
-class Accepts(Claim):
+class Accepts(SideClaim):
     """A variant exits 0 and writes its dump."""
-
-    id: str
-    text: str
-    side: str
-    variant: str
 
     def observe(self, record, out):
         run = record.program(self.side, self.variant)
@@ -83,13 +95,9 @@ class Accepts(Claim):
 
 
 @dataclass(frozen=True)
-class Panics(Claim):
+class Panics(SideClaim):
     """A burn variant panics (exit 101) with `message` in its panic message."""
 
-    id: str
-    text: str
-    side: str
-    variant: str
     message: str
 
     def observe(self, record, out):
@@ -100,13 +108,8 @@ class Panics(Claim):
 
 
 @dataclass(frozen=True)
-class Matches(Claim):
+class Matches(PairClaim):
     """`pita compare reference candidate` exits 0 (the fixed port matches)."""
-
-    id: str
-    text: str
-    reference: str
-    candidate: str
 
     def observe(self, record, out):
         run = record.comparison(self.reference, self.candidate)
@@ -114,13 +117,8 @@ class Matches(Claim):
 
 
 @dataclass(frozen=True)
-class Mismatches(Claim):
+class Mismatches(PairClaim):
     """`pita compare reference candidate` exits 1 with MISMATCH (the negative control)."""
-
-    id: str
-    text: str
-    reference: str
-    candidate: str
 
     def observe(self, record, out):
         run = record.comparison(self.reference, self.candidate)
@@ -129,14 +127,10 @@ class Mismatches(Claim):
 
 
 @dataclass(frozen=True)
-class ScaledByMetadata(Claim):
+class ScaledByMetadata(PairClaim):
     """Every element of `candidate` is `reference` times the number stored under `key` in the
     dumps' metadata (e.g. the batch size), within relative `rtol`. Measured from the dumps."""
 
-    id: str
-    text: str
-    reference: str
-    candidate: str
     key: str
     rtol: float = 1e-5
 
@@ -153,15 +147,11 @@ class ScaledByMetadata(Claim):
 
 
 @dataclass(frozen=True)
-class Diagnosed(Claim):
+class Diagnosed(PairClaim):
     """compare's diagnosis of `reference` against `candidate` names `kind` on every mismatched
     tensor (or only on `tensors`, if given). With `key`, the finding's `factor` must equal that
     metadata value (e.g. the batch size); `params` must match the finding's parameters."""
 
-    id: str
-    text: str
-    reference: str
-    candidate: str
     kind: str
     key: str | None = None
     params: tuple[tuple[str, object], ...] = ()
@@ -218,14 +208,10 @@ class CompileFails(Claim):
 
 
 @dataclass(frozen=True)
-class TensorsCompare(Claim):
+class TensorsCompare(PairClaim):
     """In `pita compare reference candidate`, each of `tensors` passes (`ok=True`) or fails
     (`ok=False`) the tolerance, whatever the other tensors of the dumps do."""
 
-    id: str
-    text: str
-    reference: str
-    candidate: str
     tensors: tuple[str, ...]
     ok: bool = True
 
@@ -276,13 +262,9 @@ class Relates(Claim):
 
 
 @dataclass(frozen=True)
-class Warns(Claim):
+class Warns(SideClaim):
     """A variant exits 0 and its stderr carries `category: …message…` (a Python warning)."""
 
-    id: str
-    text: str
-    side: str
-    variant: str
     category: str
     message: str
 
@@ -295,15 +277,11 @@ class Warns(Claim):
 
 
 @dataclass(frozen=True)
-class DiffersOnlyAtKinks(Claim):
+class DiffersOnlyAtKinks(PairClaim):
     """For each op, the candidate's `<op>.grad` differs from the reference's (beyond `atol`)
     exactly at the elements whose input `<op>.x` equals one of the kinks the reference dump
     records under `<op>.kinks`, and `<op>.out` agrees bit for bit everywhere."""
 
-    id: str
-    text: str
-    reference: str
-    candidate: str
     ops: tuple[str, ...]
     atol: float = 1e-6
 
@@ -330,15 +308,11 @@ def _program(record, name: str):
 
 
 @dataclass(frozen=True)
-class SameHparam(Claim):
+class SameHparam(PairClaim):
     """The hyper-parameter `key` in the metadata of dumps `reference` and `candidate` (each side
     records the value its optimizer actually used) is equal at f32 precision, or differs when
     `same` is False."""
 
-    id: str
-    text: str
-    reference: str
-    candidate: str
     key: str
     same: bool = True
 
@@ -353,14 +327,10 @@ class SameHparam(Claim):
 
 
 @dataclass(frozen=True)
-class SmallerInSize(Claim):
+class SmallerInSize(PairClaim):
     """Every element of `tensor` in dump `candidate` is no larger in absolute value than in dump
     `reference`, and at least one is strictly smaller (with `larger=True`: the other way round)."""
 
-    id: str
-    text: str
-    reference: str
-    candidate: str
     tensor: str
     larger: bool = False
 
@@ -376,14 +346,10 @@ class SmallerInSize(Claim):
 
 
 @dataclass(frozen=True)
-class OnlyTensorsDiffer(Claim):
+class OnlyTensorsDiffer(PairClaim):
     """`pita compare reference candidate` fails on exactly `tensors` and passes on every other
     tensor (e.g. the forward output agrees, only the gradient differs)."""
 
-    id: str
-    text: str
-    reference: str
-    candidate: str
     tensors: tuple[str, ...]
 
     def observe(self, record, out):
@@ -396,13 +362,9 @@ class OnlyTensorsDiffer(Claim):
 
 
 @dataclass(frozen=True)
-class DefaultsDiffer(Claim):
+class DefaultsDiffer(PairClaim):
     """The value recorded under `key` differs between two dumps made with each side's defaults."""
 
-    id: str
-    text: str
-    reference: str
-    candidate: str
     key: str
 
     def observe(self, record, out):
