@@ -69,6 +69,16 @@ class PairClaim(Claim):
     reference: str
     candidate: str
 
+    def dumps(self, out: Path):
+        """The two dumps, as the run folder holds them."""
+        return read_dump(out / f"{self.reference}.safetensors"), read_dump(out / f"{self.candidate}.safetensors")
+
+
+def ratios_match(ratios: np.ndarray, wanted: float, rtol: float) -> tuple[str, bool]:
+    """Whether every element ratio is `wanted` within relative `rtol`, and the observed range."""
+    ok = bool(np.all(np.abs(ratios - wanted) <= rtol * wanted))
+    return f"ratio in [{float(ratios.min()):.9g}, {float(ratios.max()):.9g}]", ok
+
 
 @dataclass(frozen=True)
 class Raises(SideClaim):
@@ -135,15 +145,14 @@ class ScaledByMetadata(PairClaim):
     rtol: float = 1e-5
 
     def observe(self, record, out):
-        reference, candidate = read_dump(out / f"{self.reference}.safetensors"), read_dump(out / f"{self.candidate}.safetensors")
+        reference, candidate = self.dumps(out)
         expected_factor = float(reference.metadata[self.key])
         ratios = np.concatenate([
             (candidate.tensors[name].astype(np.float64).ravel() / reference.tensors[name].astype(np.float64).ravel())
             for name in sorted(reference.tensors)
         ])
-        low, high = float(ratios.min()), float(ratios.max())
-        ok = bool(np.all(np.abs(ratios - expected_factor) <= self.rtol * expected_factor))
-        return f"ratio {self.key}={expected_factor:g} ±{self.rtol:g}", f"ratio in [{low:.9g}, {high:.9g}]", ok
+        observed, ok = ratios_match(ratios, expected_factor, self.rtol)
+        return f"ratio {self.key}={expected_factor:g} ±{self.rtol:g}", observed, ok
 
 
 @dataclass(frozen=True)
@@ -286,8 +295,7 @@ class DiffersOnlyAtKinks(PairClaim):
     atol: float = 1e-6
 
     def observe(self, record, out):
-        reference = read_dump(out / f"{self.reference}.safetensors")
-        candidate = read_dump(out / f"{self.candidate}.safetensors")
+        reference, candidate = self.dumps(out)
         expected, observed, ok = [], [], True
         for op in self.ops:
             kinks = reference.metadata[f"{op}.kinks"]
@@ -335,8 +343,9 @@ class SmallerInSize(PairClaim):
     larger: bool = False
 
     def observe(self, record, out):
-        ref = np.abs(read_dump(out / f"{self.reference}.safetensors").tensors[self.tensor].astype(np.float64)).ravel()
-        cand = np.abs(read_dump(out / f"{self.candidate}.safetensors").tensors[self.tensor].astype(np.float64)).ravel()
+        reference, candidate = self.dumps(out)
+        ref = np.abs(reference.tensors[self.tensor].astype(np.float64)).ravel()
+        cand = np.abs(candidate.tensors[self.tensor].astype(np.float64)).ravel()
         small, big = (ref, cand) if self.larger else (cand, ref)
         ok = bool(np.all(small <= big) and np.any(small < big))
         ratios = ref / np.where(cand == 0, np.nan, cand)
@@ -368,7 +377,7 @@ class DefaultsDiffer(PairClaim):
     key: str
 
     def observe(self, record, out):
-        ref = float(read_dump(out / f"{self.reference}.safetensors").metadata[self.key])
-        cand = float(read_dump(out / f"{self.candidate}.safetensors").metadata[self.key])
+        reference, candidate = self.dumps(out)
+        ref, cand = float(reference.metadata[self.key]), float(candidate.metadata[self.key])
         return (f"{self.key} differs", f"{self.reference} {self.key}={ref:g}, {self.candidate} {self.key}={cand:g}",
                 ref != cand)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pita.claims import (  # noqa: F401  (catalog modules import claims from here)
-    Accepts, Claim, CompileFails, DefaultsDiffer, Diagnosed, DiffersOnlyAtKinks, Matches, Mismatches, OnlyTensorsDiffer, Panics, Raises, Relates, SameHparam, ScaledByMetadata, SmallerInSize, TensorsCompare, Warns,
+    Accepts, Claim, CompileFails, DefaultsDiffer, Diagnosed, DiffersOnlyAtKinks, Matches, Mismatches, OnlyTensorsDiffer, PairClaim, Panics, Raises, Relates, SameHparam, ScaledByMetadata, SideClaim, SmallerInSize, TensorsCompare, Warns,
 )
 from pita.record import RunRecord
 

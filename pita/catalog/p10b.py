@@ -4,25 +4,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pita.dump import read_dump
-from pita.experiment import Accepts, Claim, Diagnosed, Experiment, Matches, Mismatches, SourceRef
+from pita.experiment import Accepts, Diagnosed, Experiment, Matches, Mismatches, PairClaim, SourceRef
 
 
 @dataclass(frozen=True)
-class EpsilonScale(Claim):
+class EpsilonScale(PairClaim):
     """The scale compare finds on `tensor` equals what the two dumps' `epsilon` metadata predict for
     an RMS norm of the input `x`: √((mean(x²) + eps_ref) / (mean(x²) + eps_cand)), within `rtol`."""
 
-    id: str
-    text: str
-    reference: str
-    candidate: str
     tensor: str
     x: str
     rtol: float = 1e-4
 
     def observe(self, record, out):
-        ref, cand = read_dump(out / f"{self.reference}.safetensors"), read_dump(out / f"{self.candidate}.safetensors")
+        ref, cand = self.dumps(out)
         ms = float(np.mean(ref.tensors[self.x].astype(np.float64) ** 2))
         eps_ref, eps_cand = float(ref.metadata["epsilon"]), float(cand.metadata["epsilon"])
         predicted = float(np.sqrt((ms + eps_ref) / (ms + eps_cand)))

@@ -6,24 +6,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pita.dump import read_dump
-from pita.experiment import Accepts, Claim, Diagnosed, Experiment, Matches, Mismatches, Panics, SourceRef
+from pita.experiment import Accepts, Diagnosed, Experiment, Matches, Mismatches, PairClaim, Panics, SourceRef
 
 
 @dataclass(frozen=True)
-class MatchesWithNaN(Claim):
+class MatchesWithNaN(PairClaim):
     """Every tensor of `candidate` has NaN exactly where `reference` has, and the other elements
     agree within `atol`. Measured from the dumps (compare never lets NaN pass by default)."""
 
-    id: str
-    text: str
-    reference: str
-    candidate: str
     atol: float = 1e-6
 
     def observe(self, record, out):
-        reference = read_dump(out / f"{self.reference}.safetensors")
-        candidate = read_dump(out / f"{self.candidate}.safetensors")
+        reference, candidate = self.dumps(out)
         same_nan, worst, nan_count = True, 0.0, 0
         for name, ref in reference.tensors.items():
             r = ref.astype(np.float64).ravel()

@@ -6,19 +6,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from pita.dump import read_dump
-from pita.experiment import Accepts, Claim, Experiment, Matches, Mismatches, Panics, SourceRef, TensorsCompare
+from pita.experiment import (
+    Accepts, Experiment, Matches, Mismatches, PairClaim, Panics, SourceRef, TensorsCompare,
+)
 
 
 @dataclass(frozen=True)
-class SameGradientMass(Claim):
+class SameGradientMass(PairClaim):
     """Each group's gradients add up to the same on both sides: a group of one tensor is summed
     over its elements; a group of several same-shaped tensors is summed element by element
     (the gradient each output element hands out, whoever receives it)."""
 
-    id: str
-    text: str
-    reference: str
-    candidate: str
     groups: tuple[tuple[str, ...], ...]
     atol: float = 1e-6
 

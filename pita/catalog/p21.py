@@ -7,26 +7,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pita.dump import read_dump
-from pita.experiment import Accepts, Claim, Diagnosed, Experiment, Matches, Mismatches, Panics, SameHparam, SourceRef, TensorsCompare
+from pita.claims import ratios_match
+from pita.experiment import (
+    Accepts, Diagnosed, Experiment, Matches, Mismatches, PairClaim, Panics, SameHparam, SourceRef, TensorsCompare,
+)
 
 
 @dataclass(frozen=True)
-class DecayRatio(Claim):
+class DecayRatio(PairClaim):
     """For a parameter with zero gradient only the decoupled decay acts, `w·(1 − lr·λ)` per step.
     Every element of `tensor` in `candidate` over `reference` must equal
     `((1 − lr·λ_candidate) / (1 − lr·λ_reference)) ** steps`, with lr, λ (`weight_decay`) and steps
     read from each dump's metadata."""
 
-    id: str
-    text: str
-    reference: str
-    candidate: str
     tensor: str
     rtol: float = 1e-6
 
     def observe(self, record, out):
-        ref, cand = read_dump(out / f"{self.reference}.safetensors"), read_dump(out / f"{self.candidate}.safetensors")
+        ref, cand = self.dumps(out)
 
         def per_run(dump):
             meta = dump.metadata
@@ -34,9 +32,8 @@ class DecayRatio(Claim):
 
         expected = per_run(cand) / per_run(ref)
         ratios = cand.tensors[self.tensor].astype(np.float64).ravel() / ref.tensors[self.tensor].astype(np.float64).ravel()
-        ok = bool(np.all(np.abs(ratios - expected) <= self.rtol * expected))
-        return (f"ratio ((1-lr·λ_c)/(1-lr·λ_r))^steps = {expected:.9g} ±{self.rtol:g}",
-                f"ratio in [{ratios.min():.9g}, {ratios.max():.9g}]", ok)
+        observed, ok = ratios_match(ratios, expected, self.rtol)
+        return f"ratio ((1-lr·λ_c)/(1-lr·λ_r))^steps = {expected:.9g} ±{self.rtol:g}", observed, ok
 
 
 def _shrink(record, side, variant):

@@ -7,34 +7,32 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pita.dump import read_dump
-from pita.experiment import Accepts, Claim, Diagnosed, Experiment, Matches, Mismatches, Panics, SameHparam, SourceRef, TensorsCompare
+from pita.claims import ratios_match
+from pita.experiment import (
+    Accepts, Diagnosed, Experiment, Matches, Mismatches, PairClaim, Panics, SameHparam, SourceRef, TensorsCompare,
+)
 
 
 @dataclass(frozen=True)
-class TwoStepRatio(Claim):
+class TwoStepRatio(PairClaim):
     """From w = 0 with a constant gradient g, two momentum steps move w by −lr·g·(1 + m + (1 − d)):
     the first velocity is g undamped, the second m·g + (1 − d)·g. So `tensor` of `candidate` over
     `reference` must be (2 + m − d_candidate) / (2 + m − d_reference), with m and d read from each
     dump's metadata."""
 
-    id: str
-    text: str
-    reference: str
-    candidate: str
     tensor: str
     rtol: float = 1e-6
 
     def observe(self, record, out):
-        ref, cand = read_dump(out / f"{self.reference}.safetensors"), read_dump(out / f"{self.candidate}.safetensors")
+        ref, cand = self.dumps(out)
 
         def path(dump):
             return 2 + float(dump.metadata["momentum"]) - float(dump.metadata["dampening"])
 
         expected = path(cand) / path(ref)
         ratios = cand.tensors[self.tensor].astype(np.float64).ravel() / ref.tensors[self.tensor].astype(np.float64).ravel()
-        ok = bool(np.all(np.abs(ratios - expected) <= self.rtol * expected))
-        return f"ratio (2+m-d_c)/(2+m-d_r) = {expected:.9g} ±{self.rtol:g}", f"ratio in [{ratios.min():.9g}, {ratios.max():.9g}]", ok
+        observed, ok = ratios_match(ratios, expected, self.rtol)
+        return f"ratio (2+m-d_c)/(2+m-d_r) = {expected:.9g} ±{self.rtol:g}", observed, ok
 
 
 def magnitude(record) -> str:

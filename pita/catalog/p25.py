@@ -6,7 +6,7 @@ import numpy as np
 
 from pita.dump import read_dump
 from pita.experiment import (
-    Accepts, Claim, CompileFails, Experiment, Matches, Mismatches, Panics, SourceRef,
+    Accepts, CompileFails, Experiment, Matches, Mismatches, PairClaim, Panics, SourceRef,
 )
 
 
@@ -23,14 +23,10 @@ def dropout_pattern(record_or_out, reference: str, candidate: str, key: str):
 
 
 @dataclass(frozen=True)
-class DroppedOrScaled(Claim):
+class DroppedOrScaled(PairClaim):
     """Every element of `candidate` is 0 or `reference / (1 - p)`, with p stored under `key` in the
     reference dump's metadata, and at least one element is zeroed: dropout was applied."""
 
-    id: str
-    text: str
-    reference: str
-    candidate: str
     key: str
     rtol: float = 1e-5
 

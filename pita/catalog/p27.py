@@ -4,8 +4,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pita.dump import read_dump
-from pita.experiment import Accepts, Claim, Diagnosed, Experiment, Matches, Mismatches, SourceRef, TensorsCompare
+from pita.claims import ratios_match
+from pita.experiment import (
+    Accepts, Diagnosed, Experiment, Matches, Mismatches, PairClaim, SourceRef, TensorsCompare,
+)
 
 
 def batch_term(dump) -> np.ndarray:
@@ -17,26 +19,20 @@ def batch_term(dump) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class BatchTermRatio(Claim):
+class BatchTermRatio(PairClaim):
     """The running_var update's batch term in `candidate` is the one in `reference` times
     (n - 1) / n, n read from the metadata under `key`: biased against unbiased batch variance."""
 
-    id: str
-    text: str
-    reference: str
-    candidate: str
     key: str
     rtol: float = 1e-4
 
     def observe(self, record, out):
-        reference = read_dump(out / f"{self.reference}.safetensors")
-        candidate = read_dump(out / f"{self.candidate}.safetensors")
+        reference, candidate = self.dumps(out)
         n = float(reference.metadata[self.key])
         wanted = (n - 1) / n
         ratios = batch_term(candidate) / batch_term(reference)
-        ok = bool(np.all(np.abs(ratios - wanted) <= self.rtol * wanted))
-        return (f"ratio ({self.key}-1)/{self.key}={wanted:.9g} ±{self.rtol:g}",
-                f"ratio in [{ratios.min():.9g}, {ratios.max():.9g}]", ok)
+        observed, ok = ratios_match(ratios, wanted, self.rtol)
+        return f"ratio ({self.key}-1)/{self.key}={wanted:.9g} ±{self.rtol:g}", observed, ok
 
 
 def _term(run) -> float:

@@ -5,27 +5,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pita.dump import read_dump
-from pita.experiment import Accepts, Claim, DefaultsDiffer, Experiment, Matches, Mismatches, SourceRef
+from pita.experiment import Accepts, DefaultsDiffer, Experiment, Matches, Mismatches, PairClaim, SourceRef
 
 
 @dataclass(frozen=True)
-class DroppedAfterSoftmax(Claim):
+class DroppedAfterSoftmax(PairClaim):
     """Every element of `tensor` in `candidate` is 0 or the undropped `reference` value ×1/(1-p),
     p read from the candidate's metadata under `key`, and at least one is 0. For attention
     weights this means dropout acted on the softmax output, not on the scores before it."""
 
-    id: str
-    text: str
-    reference: str
-    candidate: str
     tensor: str
     key: str
     rtol: float = 1e-5
 
     def observe(self, record, out):
-        ref = read_dump(out / f"{self.reference}.safetensors")
-        cand = read_dump(out / f"{self.candidate}.safetensors")
+        ref, cand = self.dumps(out)
         r = ref.tensors[self.tensor].astype(np.float64).ravel()
         c = cand.tensors[self.tensor].astype(np.float64).ravel()
         p = float(cand.metadata[self.key])

@@ -5,27 +5,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pita.dump import read_dump
-from pita.experiment import (
-    Accepts, Claim, Diagnosed, Experiment, Matches, Mismatches, Panics, SourceRef,
-)
+from pita.experiment import Accepts, Diagnosed, Experiment, Matches, Mismatches, PairClaim, Panics, SourceRef
 
 
 @dataclass(frozen=True)
-class ComputesWithWeight(Claim):
+class ComputesWithWeight(PairClaim):
     """`candidate`'s `y` equals `x @ W + b` built from `reference`'s dump (`x`, `fc.weight` as
     `W`, `fc.bias` as `b`), with `W` used as stored (`transposed=False`) or as `Wᵀ`
     (`transposed=True`, what `nn.Linear` computes), within `atol`. Measured from the dumps."""
 
-    id: str
-    text: str
-    reference: str
-    candidate: str
     transposed: bool
     atol: float = 1e-6
 
     def observe(self, record, out):
-        ref, cand = read_dump(out / f"{self.reference}.safetensors"), read_dump(out / f"{self.candidate}.safetensors")
+        ref, cand = self.dumps(out)
         x, w, b = (ref.tensors[k].astype(np.float64) for k in ("x", "fc.weight", "fc.bias"))
         predicted = x @ (w.T if self.transposed else w) + b
         diff = float(np.max(np.abs(cand.tensors["y"].astype(np.float64) - predicted)))
