@@ -17,7 +17,7 @@ from pita.align import Rules, align
 from pita.dump import Dump
 from pita.errors import UsageError
 from pita.diagnose.base import Diagnosis
-from pita.stats import measure, ulp_distance  # noqa: F401  (ulp_distance is part of compare's API)
+from pita.stats import measure
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,10 @@ from pathlib import Path
 from pita import catalog
 from pita.record import RunRecord
 
-ROOT = Path(__file__).resolve().parents[1]
+def catalog_rows(root: Path | None = None) -> list[dict]:
+    from pita.run import repo_root
 
-
-def catalog_rows(root: Path = ROOT) -> list[dict]:
+    root = root or repo_root()
     rows = []
     for experiment in catalog.all_experiments().values():
         record_path = root / "book" / "records" / f"{experiment.id}.json"

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from pita import stats
+from pita.stats import ulp_distance
 from pita.compare import Tolerance
 from pita.dump import Dump, read_dump, write_dump
 
@@ -71,3 +72,12 @@ def test_releasing_chunks_keeps_a_large_mapped_file_out_of_memory(tmp_path):
     touched = resident_mb()
     stats.release(mapped)
     assert touched - before > 48 and touched - resident_mb() > 48
+
+
+def test_ulp_distance_counts_representable_floats_across_zero():
+    one = np.float32(1.0)
+    assert ulp_distance(np.float32([one]), np.float32([np.nextafter(one, np.float32(2))]))[0] == 1
+    assert ulp_distance(np.float32([-0.0]), np.float32([0.0]))[0] == 0
+    tiny = np.float32(1e-45)
+    assert ulp_distance(np.float32([-tiny]), np.float32([tiny]))[0] == 2
+    assert ulp_distance(np.array([-1.7e308]), np.array([1.7e308]))[0] > 2**63  # no int64 overflow
