@@ -87,7 +87,7 @@ def collect(experiment: Experiment, root: Path, out: Path) -> RunRecord:
     compile_failures = [compile_fail.check(root, case) for case in experiment.compile_fail]
     record = RunRecord(
         experiment=experiment.id,
-        platform=platform_facts(programs),
+        platform=platform_facts(),
         input_sha256=_input_sha256(programs),
         programs=programs,
         comparisons=comparisons,
@@ -166,7 +166,7 @@ def _display_path(arg: str, root: Path, out: Path) -> str:
     return arg.replace(str(root) + os.sep, "")
 
 
-def platform_facts(programs: list[ProgramRun]) -> dict:
+def platform_facts() -> dict:
     rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True).stdout.strip()
     return {
         "os": platform.platform(terse=True),
