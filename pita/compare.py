@@ -17,6 +17,7 @@ from pita.align import Rules, align
 from pita.dump import Dump
 from pita.errors import UsageError
 from pita.diagnose.base import Diagnosis
+from pita.filetensor import take
 from pita.stats import measure
 
 
@@ -184,13 +185,13 @@ def _fill(result: TensorResult, stats, reference: np.ndarray, candidate: np.ndar
     result.max_ulp = stats.max_ulp
     if stats.worst >= 0:
         result.worst_index = index(stats.worst)
-        result.worst_reference = float(reference.reshape(-1)[stats.worst])
-        result.worst_candidate = float(candidate.reshape(-1)[stats.worst])
+        result.worst_reference = float(take(reference, [stats.worst])[0])
+        result.worst_candidate = float(take(candidate, [stats.worst])[0])
     if stats.max_ulp_at >= 0:
         result.max_ulp_index = index(stats.max_ulp_at)
     result.examples = [
-        {"index": index(i), "reference": float(reference.reshape(-1)[i]), "candidate": float(candidate.reshape(-1)[i])}
-        for i in stats.examples
+        {"index": index(i), "reference": float(r), "candidate": float(c)}
+        for i, r, c in zip(stats.examples, take(reference, stats.examples), take(candidate, stats.examples))
     ]
 
 
@@ -200,5 +201,5 @@ def _diagnose(result: TensorResult, reference, candidate, tolerance: Tolerance, 
     # Elementwise rules on an evenly spaced sample; axis orders need the whole tensor.
     sample = np.linspace(0, reference.size - 1, DIAGNOSE_MAX, dtype=np.int64)
     result.notes.append(f"diagnosed on a sample of {sample.size} of {reference.size} elements")
-    flat = lambda a: np.asarray(a.reshape(-1)[sample])
+    flat = lambda a: take(a, sample)
     return diagnose.explain(flat(reference), flat(candidate), tolerance, context)

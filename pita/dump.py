@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import mmap
 import os
 import struct
 import tempfile
@@ -19,19 +18,14 @@ from pathlib import Path
 
 import numpy as np
 
+from pita.dtypes import DTYPES, dtype_name, normalize
 from pita.errors import UsageError
+from pita.filetensor import FileIdentity, FileTensor
 
 FORMAT = "pita-dump/1"
 SUFFIXES = (".safetensors", ".json", ".npz")
 MAX_HEADER_BYTES = 100 * 1024 * 1024
 
-# safetensors dtype name -> numpy dtype (little-endian). BF16 has no numpy dtype: read as raw u16.
-DTYPES = {
-    "F64": "<f8", "F32": "<f4", "F16": "<f2", "BF16": "<u2",
-    "I64": "<i8", "I32": "<i4", "I16": "<i2", "I8": "i1",
-    "U64": "<u8", "U32": "<u4", "U16": "<u2", "U8": "u1", "BOOL": "?",
-}
-NAMES_OF_DTYPES = {np.dtype(v).str: k for k, v in DTYPES.items() if k != "BF16"}
 
 
 @dataclass
@@ -116,9 +110,13 @@ def write_atomically(path: str | os.PathLike, data: bytes) -> None:
 # --- safetensors -------------------------------------------------------------------------------
 
 
+LAZY_MIN_BYTES = 1 << 20  # tensors at least this large stay in the file, read a chunk at a time
+
+
 def read_safetensors(path: Path) -> Dump:
-    size = path.stat().st_size
     with open(path, "rb") as file:
+        status = os.fstat(file.fileno())
+        size = status.st_size
         if size < 8:
             raise UsageError(f"{path}: truncated safetensors file ({size} bytes; the header length alone takes 8)")
         (header_len,) = struct.unpack("<Q", file.read(8))
@@ -127,8 +125,12 @@ def read_safetensors(path: Path) -> Dump:
         header = _parse_header(path, file.read(header_len))
         data_start = 8 + header_len
         entries = _validated_entries(path, header, size - data_start)
-        buffer = _map(file, size) if entries else b""
-    tensors = {name: _tensor_view(buffer, data_start, entry) for name, entry in entries.items()}
+    identity = FileIdentity.of(status)
+    tensors = {}
+    for name, entry in entries.items():
+        begin, _ = entry["data_offsets"]
+        lazy = FileTensor(str(path), data_start + begin, DTYPES[entry["dtype"]], tuple(entry["shape"]), identity)
+        tensors[name] = lazy if lazy.nbytes >= LAZY_MIN_BYTES else np.asarray(lazy)
     metadata = header.get("__metadata__") or {}
     return Dump(tensors=tensors, metadata=metadata, source=str(path))
 
@@ -172,27 +174,11 @@ def _validated_entries(path: Path, header: dict, data_len: int) -> dict[str, dic
     return entries
 
 
-def _map(file, size: int):
-    return mmap.mmap(file.fileno(), size, access=mmap.ACCESS_READ)
-
-
-def _tensor_view(buffer, data_start: int, entry: dict) -> np.ndarray:
-    begin, end = entry["data_offsets"]
-    dtype = np.dtype(DTYPES[entry["dtype"]])
-    flat = np.frombuffer(buffer, dtype=dtype, count=(end - begin) // dtype.itemsize, offset=data_start + begin)
-    if entry["dtype"] == "BF16":
-        flat = (flat.astype(np.uint32) << 16).view(np.float32)
-    return flat.reshape(entry["shape"])
-
-
 def _safetensors_bytes(dump: Dump) -> bytes:
     header, chunks, offset = {}, [], 0
     for name in sorted(dump.tensors):
-        array = np.asarray(dump.tensors[name], order="C")  # keeps 0-d arrays 0-d
-        dtype = NAMES_OF_DTYPES.get(array.dtype.newbyteorder("<").str)
-        if dtype is None:
-            raise UsageError(f"tensor {name!r}: dtype {array.dtype} has no safetensors name")
-        data = array.astype(DTYPES[dtype], copy=False).tobytes()
+        array, dtype = _writable(name, dump.tensors[name])
+        data = np.ascontiguousarray(array).tobytes()
         header[name] = {"dtype": dtype, "shape": list(array.shape), "data_offsets": [offset, offset + len(data)]}
         chunks.append(data)
         offset += len(data)
@@ -201,6 +187,15 @@ def _safetensors_bytes(dump: Dump) -> bytes:
     raw = json.dumps(header, separators=(",", ":")).encode()
     raw += b" " * (-len(raw) % 8)  # the reference writer pads the header to 8 bytes
     return struct.pack("<Q", len(raw)) + raw + b"".join(chunks)
+
+
+def _writable(name: str, tensor) -> tuple[np.ndarray, str]:
+    """The tensor in memory, in the little-endian dtype its dump name says, and that name."""
+    try:
+        array = normalize(np.asarray(tensor))  # keeps 0-d arrays 0-d
+    except TypeError as error:
+        raise UsageError(f"tensor {name!r}: {error}") from None
+    return array, dtype_name(array.dtype)
 
 
 # --- JSON --------------------------------------------------------------------------------------
@@ -270,10 +265,7 @@ def _readable(value) -> object:
 def _json_bytes(dump: Dump) -> bytes:
     tensors = {}
     for name in sorted(dump.tensors):
-        array = np.asarray(dump.tensors[name])
-        dtype = NAMES_OF_DTYPES.get(array.dtype.newbyteorder("<").str)
-        if dtype is None:
-            raise UsageError(f"tensor {name!r}: dtype {array.dtype} has no dump name")
+        array, dtype = _writable(name, dump.tensors[name])
         entry = {"dtype": dtype, "shape": list(array.shape), "values": [_readable(v) for v in array.reshape(-1)]}
         if array.dtype.kind == "f":
             width = array.dtype.itemsize * 2

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from pita.filetensor import flat_chunk
+
 EXAMPLES = 5  # mismatch positions kept for the report
 CHUNK = 1 << 22  # elements per chunk
 JIT_MIN = 1 << 20  # below this many elements numpy is faster than importing the kernel
@@ -50,19 +52,16 @@ class TensorStats:
 
 def measure(reference: np.ndarray, candidate: np.ndarray, tolerance) -> TensorStats:
     """Statistics of `candidate` against `reference` (same number of elements, any shapes)."""
-    r, c = reference.reshape(-1), candidate.reshape(-1)
-    kernel = _jit_kernel() if r.dtype == c.dtype == np.float32 and r.size >= JIT_MIN else None
+    kernel = _jit_kernel() if reference.dtype == candidate.dtype == np.float32 and reference.size >= JIT_MIN else None
     total = TensorStats()
-    for start in range(0, r.size, CHUNK):
-        end = min(start + CHUNK, r.size)
-        prefetch(r[start:end])
-        prefetch(c[start:end])
-        chunk = kernel(r[start:end], c[start:end], tolerance) if kernel else _numpy_chunk(r[start:end], c[start:end], tolerance)
+    for start in range(0, reference.size, CHUNK):
+        end = min(start + CHUNK, reference.size)
+        r, c = flat_chunk(reference, start, end), flat_chunk(candidate, start, end)
+        chunk = kernel(r, c, tolerance) if kernel else _numpy_chunk(r, c, tolerance)
         _shift(chunk, start)
         total.merge(chunk)
-        release(r[start:end])
-        release(c[start:end])
-    if r.size == 0:
+    r, c = flat_chunk(reference, 0, 0), flat_chunk(candidate, 0, 0)
+    if reference.size == 0:
         total.max_ulp = 0 if _ulp_dtype(r, c) is not None else None
     return total
 
