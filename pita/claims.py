@@ -23,11 +23,27 @@ class Claim:
     text: str
 
     def check(self, record: RunRecord, out: Path) -> ClaimResult:
-        expected, observed, ok = self.observe(record, out)
+        """The claim against the run; a claim that cannot observe its fact (a dump, a program, a
+        tensor the run did not produce) fails, with the reason as what it observed."""
+        try:
+            expected, observed, ok = self.observe(record, out)
+        except Exception as error:  # noqa: BLE001 - whatever stops the observation, the claim fails with it
+            expected, ok = "an observation", False
+            observed = f"cannot observe: {_reason(error)}".replace(str(out), "OUT")
         return ClaimResult(id=self.id, text=self.text, expected=expected, observed=observed, ok=ok)
 
     def observe(self, record: RunRecord, out: Path) -> tuple[str, str, bool]:
         raise NotImplementedError
+
+
+def _reason(error: Exception) -> str:
+    if isinstance(error, StopIteration):
+        return "the run has no such program, comparison or compile-fail case"
+    if isinstance(error, FileNotFoundError):
+        return f"no file {Path(error.filename).name if error.filename else error}"
+    if isinstance(error, KeyError):
+        return f"no {error.args[0]!r} in the run"
+    return f"{type(error).__name__}: {error}"
 
 
 def last_line(text: str) -> str:
@@ -249,7 +265,9 @@ def _show(values: np.ndarray) -> str:
 @dataclass(frozen=True)
 class Relates(Claim):
     """Tensor `tensor` of dump `target` equals `relation` applied to the same tensor of dump
-    `source`, element by element, exactly or within `atol` (both read from the run's dumps)."""
+    `source`, element by element: exactly, within `atol`, or within `ulps` float32 ULPs (both
+    read from the run's dumps). Bit equality across two frameworks holds on every machine only
+    where both sides run the same correctly rounded IEEE operations; elsewhere claim `ulps`."""
 
     id: str
     text: str
@@ -258,16 +276,23 @@ class Relates(Claim):
     tensor: str
     relation: str
     atol: float = 0.0  # 0: exact
+    ulps: int | None = None  # within this many float32 ULPs instead
 
     def observe(self, record, out):
         source = read_dump(out / f"{self.source}.safetensors").tensors[self.tensor].astype(np.float64)
         target = read_dump(out / f"{self.target}.safetensors").tensors[self.tensor].astype(np.float64)
         wanted = RELATIONS[self.relation](source)
-        ok = wanted.shape == target.shape and bool(np.all(np.abs(wanted - target) <= self.atol))
-        within = f" ±{self.atol:g}" if self.atol else ""
-        expected = f"{self.target}.{self.tensor} = {self.relation}({self.source}.{self.tensor}){within}"
+        expected = f"{self.target}.{self.tensor} = {self.relation}({self.source}.{self.tensor})"
         observed = f"{self.relation}(…) = {_show(wanted)}; {self.target}: {_show(target)}"
-        return expected, observed, ok
+        if wanted.shape != target.shape:
+            return expected, f"shapes {list(wanted.shape)} and {list(target.shape)}", False
+        if self.ulps is not None:
+            from pita.stats import ulp_distance
+
+            apart = int(ulp_distance(wanted.astype(np.float32), target.astype(np.float32)).max(initial=0))
+            return f"{expected} within {self.ulps} ulp", f"{observed}; at most {apart} ulp apart", apart <= self.ulps
+        ok = bool(np.all(np.abs(wanted - target) <= self.atol))
+        return expected + (f" ±{self.atol:g}" if self.atol else ""), observed, ok
 
 
 @dataclass(frozen=True)

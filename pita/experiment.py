@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pita.claims import (  # noqa: F401  (catalog modules import claims from here)
     Accepts, Claim, CompileFails, DefaultsDiffer, Diagnosed, DiffersOnlyAtKinks, Matches, Mismatches, OnlyTensorsDiffer, PairClaim, Panics, Raises, Relates, SameHparam, ScaledByMetadata, SideClaim, SmallerInSize, TensorsCompare, Warns,
 )
+from pita.drift import PlatformTolerance
 from pita.record import RunRecord
 
 
@@ -61,6 +62,8 @@ class Experiment:
     claims: tuple[Claim, ...]
     # The divergence's size as measured, e.g. "gradients ×4", for the catalog page.
     magnitude: Callable[[RunRecord], str] | None = None
+    # How far its float figures may move on another machine (`pita book drift`, the drift test).
+    platform_tolerance: PlatformTolerance = PlatformTolerance()
 
     def __post_init__(self):
         if self.mainline not in MAINLINE:

@@ -10,11 +10,14 @@ import re
 import shutil
 import subprocess
 import sys
+import traceback
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from pita import catalog
 from pita.compare import compare_dumps
+from pita.drift import DriftReport, compare_records, render
 from pita.dump import read_dump
 from pita.errors import UsageError
 from pita.experiment import Experiment, SourceRef
@@ -35,47 +38,81 @@ def progress(message: str) -> None:
     print(f"pita: {message}", file=sys.stderr, flush=True)
 
 
-def run_experiments(ids: list[str], out: str | None = None, book_record: bool = True) -> int:
+def run_experiments(ids: list[str], out: str | None = None) -> int:
     """Builds every needed binary once, then runs each experiment and checks its claims.
 
-    With one experiment, `out` is its folder (default runs/<id>); with several, `out` holds one
-    folder per experiment (default runs/)."""
+    Writes only under `out`: with one experiment, `out` is its folder (default runs/<id>); with
+    several, `out` holds one folder per experiment (default runs/). An experiment that cannot run
+    (it does not build, a program's output is unusable) is reported as broken and the rest go on.
+    The committed record in book/records/ is never touched (`pita book update` does that); each
+    run is set against it and its platform drift shown."""
     experiments = [catalog.get(i) for i in ids]
     root = repo_root()
-    build(root, sorted({e.burn_binary for e in experiments}))
-    records = []
+    unbuilt = build(root, sorted({e.burn_binary for e in experiments}))
+    outcomes = []
     for number, experiment in enumerate(experiments, start=1):
         if len(experiments) > 1:
             progress(f"[{number}/{len(experiments)}] {experiment.id} {experiment.title}")
         base = Path(out) if out else root / "runs"
         out_dir = base if (out and len(experiments) == 1) else base / experiment.id
-        records.append(_run_one(experiment, root, out_dir, book_record))
-    if len(records) > 1:
-        print(summary_table(records))
-    return 0 if all(r.ok for r in records) else 1
+        outcomes.append(_run_one(experiment, root, out_dir, unbuilt))
+    if len(outcomes) > 1:
+        print(summary_table(outcomes))
+    return 0 if all(o.ok for o in outcomes) else 1
 
 
-def _run_one(experiment: Experiment, root: Path, out_dir: Path, book_record: bool) -> RunRecord:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    record = collect(experiment, root, out_dir.resolve())
-    saved = [out_dir / "record.json"]
-    record.save(saved[0])
-    if book_record:
-        saved.append(root / "book" / "records" / f"{experiment.id}.json")
-        record.save(saved[-1])
-    print(claims_table(record), flush=True)
-    progress(f"record saved to {' and '.join(map(str, saved))}")
-    return record
+@dataclass
+class Outcome:
+    """What one experiment's run came to: its record, or why it could not run; its drift."""
+
+    experiment: str
+    record: RunRecord | None = None
+    broken: str = ""
+    drift: DriftReport | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.record is not None and self.record.ok
 
 
-def build(root: Path, binaries: list[str]) -> None:
-    """Builds the experiment binaries (debug, like the handbook) with cargo's progress shown."""
-    progress(f"building {', '.join(binaries)} (cargo, debug)")
-    command = ["cargo", "build", "-p", "pita-t"] + [arg for name in binaries for arg in ("--bin", name)]
+def _run_one(experiment: Experiment, root: Path, out_dir: Path, unbuilt: set[str]) -> Outcome:
+    outcome = Outcome(experiment.id)
+    try:
+        if experiment.burn_binary in unbuilt:
+            raise UsageError(f"burn program {experiment.burn_binary} does not build (see cargo's errors above)")
+        out_dir.mkdir(parents=True, exist_ok=True)
+        outcome.record = collect(experiment, root, out_dir.resolve())
+    except Exception as error:  # noqa: BLE001 - one broken experiment must not stop the others
+        if not isinstance(error, UsageError):  # a bug in pita or in the experiment: show where
+            traceback.print_exc()
+        outcome.broken = str(error).replace(str(root) + os.sep, "") or type(error).__name__
+        progress(f"{experiment.id} is broken: {outcome.broken}")
+        return outcome
+    outcome.record.save(out_dir / "record.json")
+    print(claims_table(outcome.record), flush=True)
+    progress(f"record saved to {out_dir / 'record.json'}")
+    committed = root / "book" / "records" / f"{experiment.id}.json"
+    if committed.exists():
+        outcome.drift = compare_records(RunRecord.load(committed), outcome.record, experiment.platform_tolerance)
+        progress(f"against book/records/{experiment.id}.json: " + render(outcome.drift).splitlines()[0].split(": ", 1)[1])
+    return outcome
+
+
+def build(root: Path, binaries: list[str]) -> set[str]:
+    """Builds the experiment binaries (debug, like the handbook) with cargo's progress shown;
+    returns those that do not build (after trying each alone when building all at once fails)."""
     if shutil.which("cargo") is None:
         raise UsageError("cargo not found: install Rust (rustup), then run scripts/setup")
-    if subprocess.run(command, cwd=root).returncode != 0:
-        raise UsageError(f"cargo build failed: {' '.join(command)}")
+    progress(f"building {', '.join(binaries)} (cargo, debug)")
+    if _cargo_build(root, binaries):
+        return set()
+    progress("the build failed; building each experiment alone to find which")
+    return {name for name in binaries if not _cargo_build(root, [name])}
+
+
+def _cargo_build(root: Path, binaries: list[str]) -> bool:
+    command = ["cargo", "build", "-p", "pita-t"] + [arg for name in binaries for arg in ("--bin", name)]
+    return subprocess.run(command, cwd=root).returncode == 0
 
 
 def collect(experiment: Experiment, root: Path, out: Path) -> RunRecord:
@@ -212,12 +249,16 @@ def locate(root: Path, ref: SourceRef) -> SourceLocation:
     raise UsageError(f"{ref.crate} {version} {ref.file}: {ref.pattern!r} not found in fn {fn_name}; the pinned source moved")
 
 
-def summary_table(records: list[RunRecord]) -> str:
-    rows = [("experiment", "claims", "")]
-    rows += [(r.experiment, f"{sum(c.ok for c in r.claims)}/{len(r.claims)}", "PASS" if r.ok else "FAIL") for r in records]
-    lines = [f"{a:<12}{b:<8}{c}".rstrip() for a, b, c in rows]
-    failed = [r.experiment for r in records if not r.ok]
-    lines.append(f"{len(records) - len(failed)}/{len(records)} experiments hold" + (f"; failing: {', '.join(failed)}" if failed else ""))
+def summary_table(outcomes: list[Outcome]) -> str:
+    rows = [("experiment", "claims", "", "against book/records")]
+    for o in outcomes:
+        claims = f"{sum(c.ok for c in o.record.claims)}/{len(o.record.claims)}" if o.record else "-"
+        verdict = "PASS" if o.ok else ("BROKEN" if o.broken else "FAIL")
+        drift = "no record" if o.drift is None else ("CHANGED" if not o.drift.ok else f"same ({len(o.drift.moved)} moved)")
+        rows.append((o.experiment, claims, verdict, o.broken or drift))
+    lines = [f"{a:<12}{b:<8}{c:<8}{d}".rstrip() for a, b, c, d in rows]
+    failed = [o.experiment for o in outcomes if not o.ok]
+    lines.append(f"{len(outcomes) - len(failed)}/{len(outcomes)} experiments hold" + (f"; failing: {', '.join(failed)}" if failed else ""))
     return "\n".join(lines)
 
 

@@ -164,3 +164,25 @@ def test_differs_only_at_kinks(tmp_path):
     write_dump(Dump({"clamp.x": x, "clamp.out": x, "clamp.grad": np.float32([1, 1, 1, 1, 0])}, meta), tmp_path / "burn-other.safetensors")
     assert check(DiffersOnlyAtKinks("k", "", "torch-ref", "burn-port", ("clamp",)), record(), tmp_path)
     assert not check(DiffersOnlyAtKinks("k", "", "torch-ref", "burn-other", ("clamp",)), record(), tmp_path)
+
+
+def test_relates_within_ulps_counts_float32_ulps(tmp_path):
+    w = np.float32([1.5, -0.25, 3.0])
+    write_dump(Dump({"w": w}), tmp_path / "torch-a.safetensors")
+    write_dump(Dump({"w": np.nextafter(np.nextafter(w, np.float32(9)), np.float32(9))}), tmp_path / "burn-a.safetensors")
+    assert check(Relates("r", "", "torch-a", "burn-a", "w", "identity", ulps=2), record(), tmp_path)
+    assert not check(Relates("r", "", "torch-a", "burn-a", "w", "identity", ulps=1), record(), tmp_path)
+    assert not check(Relates("r", "", "torch-a", "burn-a", "w", "identity"), record(), tmp_path)
+
+
+@pytest.mark.parametrize("claim", [
+    Relates("r", "", "torch-gone", "burn-gone", "w", "identity"),
+    ScaledByMetadata("s", "", "torch-gone", "burn-gone", "batch_size"),
+    Matches("m", "", "torch-gone", "burn-gone"),
+    Accepts("a", "", "burn", "gone"),
+    CompileFails("c", "", "ce99", "E0308", "x"),
+])
+def test_a_claim_that_cannot_observe_its_fact_fails_with_the_reason(claim, tmp_path):
+    result = claim.check(record(), tmp_path)
+    assert not result.ok
+    assert result.observed.startswith("cannot observe: ") and str(tmp_path) not in result.observed

@@ -18,7 +18,7 @@ REFERENCE_CHAPTER = Path(__file__).resolve().parents[2] / "shared" / "reference"
 
 @pytest.fixture(scope="module")
 def run(p12_run):
-    out, proc = p12_run
+    out, proc, _ = p12_run
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return out, RunRecord.load(out / "record.json")
 

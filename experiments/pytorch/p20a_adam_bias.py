@@ -1,6 +1,8 @@
 """p20a, PyTorch side: Adam with every hyper-parameter matched still drifts from burn; a hand-written
 Adam step shows the drift comes from the precision of the bias corrections `1 - β^t`."""
 
+import math
+
 import numpy as np
 import torch
 
@@ -18,16 +20,17 @@ STEPS = 10
 
 
 # book:begin powi
-def powi_f32(base: np.float32, n: int) -> np.float32:
-    """f32::powi as Rust's compiler builtins compute it: square-and-multiply, every product in f32."""
-    result = np.float32(1.0)
+def powi(base, n: int):
+    """`powi` as Rust's compiler builtins compute it: square-and-multiply, every product rounded
+    in the base's own precision (np.float32 for burn's f32 step, float for the f64 one)."""
+    result = type(base)(1.0)
     while True:
         if n & 1:
-            result = np.float32(result * base)
+            result = result * base
         n //= 2
         if n == 0:
             return result
-        base = np.float32(base * base)
+        base = base * base
 # book:end
 
 
@@ -47,12 +50,12 @@ def hand_adam(w, g, bias_precision: str):
         v = v * f32(b2) + g.square() * f32(np.float32(1.0) - b2)
         # book:begin bias_correction
         if bias_precision == "f32":  # burn: (1.0 - self.beta_2.powi(time)).sqrt() on f32
-            bc2_sqrt = np.sqrt(np.float32(1.0) - powi_f32(b2, t))
-            combined = np.float32(bc2_sqrt / (np.float32(1.0) - powi_f32(b1, t)))
+            bc2_sqrt = np.sqrt(np.float32(1.0) - powi(b2, t))
+            combined = np.float32(bc2_sqrt / (np.float32(1.0) - powi(b1, t)))
             eps_term = np.float32(eps * bc2_sqrt)
-        else:  # the same formula in float64 (the f32 betas widened exactly)
-            bc2_sqrt = (1.0 - float(b2) ** t) ** 0.5
-            combined = bc2_sqrt / (1.0 - float(b1) ** t)
+        else:  # the same formula in float64, as the burn fix writes it (the f32 betas widened exactly)
+            bc2_sqrt = math.sqrt(1.0 - powi(float(b2), t))
+            combined = bc2_sqrt / (1.0 - powi(float(b1), t))
             eps_term = float(eps) * bc2_sqrt
         # book:end
         update = (m * f32(combined)) / (v.sqrt() + f32(eps_term))

@@ -164,3 +164,56 @@ def check(ids: list[str] | None = None) -> int:
             print("\n".join(diff))
     print(f"book check: {stale} chapter(s) differ from their records" if stale else "book check: every chapter matches its record", file=sys.stderr)
     return 1 if stale else 0
+
+
+def _run_records(runs: Path, ids: list[str]) -> dict[str, Path]:
+    """experiment id -> record.json in a folder `pita run` wrote: `runs/<id>/record.json`, or
+    `runs/record.json` itself when it was one experiment's `--out`."""
+    found = {p.parent.name: p for p in sorted(runs.glob("*/record.json")) if p.parent.name in catalog.ids()}
+    if (runs / "record.json").exists():
+        found.setdefault(RunRecord.load(runs / "record.json").experiment, runs / "record.json")
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise UsageError(f"{runs}: no run record for {', '.join(missing)} (run `pita run {' '.join(missing)}` first)")
+    if not found:
+        raise UsageError(f"{runs}: no run records (run `pita run p12` or `pita run --all` first)")
+    return {i: found[i] for i in (ids or sorted(found, key=catalog.order_key))}
+
+
+def drift(ids: list[str] | None, runs: str | Path = "runs") -> int:
+    """Sets fresh run records against the committed ones: prints the machines and the platform
+    differences, and exits 1 when anything changed beyond the experiment's platform tolerance."""
+    from pita.drift import compare_records, render
+    from pita.run import repo_root
+
+    root, changed = repo_root(), []
+    for experiment_id, path in _run_records(Path(runs), ids or []).items():
+        committed = book_dir(root) / "records" / f"{experiment_id}.json"
+        if not committed.exists():
+            print(f"{experiment_id}: no committed record (book/records/{experiment_id}.json) to set it against")
+            changed.append(experiment_id)
+            continue
+        report = compare_records(RunRecord.load(committed), RunRecord.load(path), catalog.get(experiment_id).platform_tolerance)
+        sys.stdout.write(render(report))
+        if not report.ok:
+            changed.append(experiment_id)
+    print(f"book drift: changed beyond platform noise: {', '.join(changed)}" if changed
+          else "book drift: every record agrees with the committed one within its platform tolerance", file=sys.stderr)
+    return 1 if changed else 0
+
+
+def update(ids: list[str] | None, runs: str | Path = "runs") -> int:
+    """Makes fresh run records the committed ones (book/records/) and renders the book from
+    them: the one step that changes what the book says. Records with a failing claim are refused."""
+    from pita.run import repo_root
+
+    root = repo_root()
+    records = {i: RunRecord.load(p) for i, p in _run_records(Path(runs), ids or []).items()}
+    failing = [i for i, r in records.items() if not r.ok]
+    if failing:
+        print(f"book update: not updated: {', '.join(failing)} hold(s) a failing claim; fix the run first", file=sys.stderr)
+        return 1
+    for experiment_id, record in records.items():
+        record.save(book_dir(root) / "records" / f"{experiment_id}.json")
+        print(f"updated book/records/{experiment_id}.json", file=sys.stderr)
+    return build(None)
