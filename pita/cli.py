@@ -60,15 +60,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _compare(args) -> int:
+    from pita.align import checked_tolerance, load_rules
     from pita.compare import Tolerance, compare_dumps
     from pita.dump import read_dump
     from pita.report import render_json, render_text
 
+    for key in ("atol", "rtol", "ulp"):  # argparse's float() accepts nan, inf and negatives
+        if getattr(args, key) is not None:
+            try:
+                checked_tolerance(key, getattr(args, key))
+            except ValueError as error:
+                raise UsageError(f"--{error}") from None
     tolerance = Tolerance(atol=args.atol, rtol=args.rtol, ulp=args.ulp, equal_nan=args.equal_nan)
-    if tolerance.atol < 0 or tolerance.rtol < 0 or (tolerance.ulp is not None and tolerance.ulp < 0):
-        raise UsageError("--atol, --rtol and --ulp must not be negative")
-    from pita.align import load_rules
-
     rules = load_rules(args.rules) if args.rules else None
     reference, candidate = read_dump(args.reference), read_dump(args.candidate)
     reference64 = read_dump(args.reference64) if args.reference64 else None

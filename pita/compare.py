@@ -3,30 +3,60 @@
 The reference is the first argument (usually the PyTorch dump), the candidate the second (the
 port). An element passes when `|candidate - reference| <= atol + rtol*|reference|`; NaN never
 passes unless `equal_nan` is set, and then only against NaN; an infinity passes only against the
-same infinity.
+same infinity. Integers and bools compare exactly (against floats too). Given no atol or rtol,
+float16 and bfloat16 tensors get torch.testing's defaults for their dtype (`DTYPE_DEFAULTS`),
+float32 and float64 pita's own.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import math
+from dataclasses import asdict, dataclass, field, replace
+from decimal import Decimal
 
 import numpy as np
 
 from pita import diagnose
 from pita.align import Rules, align
+from pita.dtypes import FLOATS, dtype_name, widen
 from pita.dump import Dump
 from pita.errors import UsageError
-from pita.diagnose.base import Diagnosis
+from pita.diagnose.base import Diagnosis, differ_only_in_size_one_axes
 from pita.filetensor import take
-from pita.stats import measure
+from pita.stats import ULP_UNBOUNDED, measure
+
+DEFAULT_ATOL, DEFAULT_RTOL = 1e-6, 0.0  # float32 and float64; the handbook quotes them
+# (atol, rtol) when the user gives neither: torch.testing's for the half formats.
+DTYPE_DEFAULTS = {"F16": (1e-5, 1e-3), "BF16": (1e-5, 1.6e-2)}
 
 
 @dataclass(frozen=True)
 class Tolerance:
-    atol: float = 1e-6
-    rtol: float = 0.0
+    atol: float = DEFAULT_ATOL
+    rtol: float = DEFAULT_RTOL
     ulp: int | None = None  # when set, an element also passes within this many ULPs
     equal_nan: bool = False
+    dtype_defaults: bool = False  # atol/rtol were not given: float16/bfloat16 use DTYPE_DEFAULTS
+
+    @classmethod
+    def from_options(cls, atol: float | None = None, rtol: float | None = None, ulp: int | None = None,
+                     equal_nan: bool = False) -> Tolerance:
+        """The tolerance a command line or an API call asks for (None: not given). Given neither
+        atol nor rtol, each float dtype gets its default; given either, both apply to every float
+        tensor, the other one at its float32 default."""
+        return cls(atol=DEFAULT_ATOL if atol is None else atol, rtol=DEFAULT_RTOL if rtol is None else rtol,
+                   ulp=ulp, equal_nan=equal_nan, dtype_defaults=atol is None and rtol is None)
+
+    def for_dtypes(self, reference_dtype, candidate_dtype) -> Tolerance:
+        """The tolerance for one pair: exact where integers or bools take part; with
+        `dtype_defaults`, the larger of the two dtypes' defaults (as torch.testing does)."""
+        names = (dtype_name(reference_dtype), dtype_name(candidate_dtype))
+        if compares_exactly(*names):
+            return replace(self, atol=0.0, rtol=0.0, ulp=None, dtype_defaults=False)
+        if not self.dtype_defaults:
+            return self
+        defaults = [DTYPE_DEFAULTS.get(name, (self.atol, self.rtol)) for name in names]
+        return replace(self, atol=max(a for a, _ in defaults), rtol=max(r for _, r in defaults))
 
     def formula(self) -> str:
         nan = "NaN passes only against NaN" if self.equal_nan else "NaN never passes"
@@ -38,6 +68,9 @@ class Tolerance:
         return text + (f" or {self.ulp} ulp" if self.ulp is not None else "")
 
 
+DEFAULT_TOLERANCE = Tolerance.from_options()  # what `pita compare` uses without tolerance options
+
+
 @dataclass
 class TensorResult:
     name: str
@@ -45,6 +78,8 @@ class TensorResult:
     n: int
     shape: list[int]
     candidate_shape: list[int]
+    dtype: str = ""  # as dumps name it: F32, BF16, I64, BOOL, ...
+    candidate_dtype: str = ""
     mismatched: int = 0
     max_abs_diff: float = 0.0
     max_rel_diff: float = 0.0
@@ -53,11 +88,18 @@ class TensorResult:
     worst_candidate: float | None = None
     max_ulp: int | None = None
     max_ulp_index: list[int] = field(default_factory=list)
+    nan_reference: int = 0
+    nan_candidate: int = 0
     examples: list[dict] = field(default_factory=list)  # the first mismatched elements
-    tolerance: str | None = None  # set when a rules file overrides the tolerance for this tensor
+    would_pass: str = ""  # for a failure: the tolerances that would let it pass, or why none would
+    tolerance: str | None = None  # set when this tensor's tolerance is not the comparison's (rules file, dtype)
     float64: dict | None = None  # each side's error against a float64 reference run
     notes: list[str] = field(default_factory=list)
     diagnosis: list[Diagnosis] = field(default_factory=list)
+
+    @property
+    def shape_conflict(self) -> bool:
+        return not differ_only_in_size_one_axes(self.shape, self.candidate_shape)
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -74,6 +116,7 @@ class ComparisonResult:
     missing: list[str]
     extra: list[str]
     mappings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the dump readers said (files skipped, ...)
 
     @property
     def ok(self) -> bool:
@@ -90,6 +133,7 @@ class ComparisonResult:
             "candidate": self.candidate,
             "tolerance": {**asdict(self.tolerance), "formula": self.tolerance.formula()},
             "worst": self.worst,
+            "notes": self.notes,
             "missing": self.missing,
             "extra": self.extra,
             "mappings": self.mappings,
@@ -110,7 +154,7 @@ def check_same_inputs(reference: Dump, candidate: Dump) -> None:
 def compare_dumps(
     reference: Dump,
     candidate: Dump,
-    tolerance: Tolerance = Tolerance(),
+    tolerance: Tolerance = DEFAULT_TOLERANCE,
     *,
     allow_input_mismatch: bool = False,
     rules: Rules | None = None,
@@ -122,16 +166,21 @@ def compare_dumps(
     reference_tensors, reference_mappings = rules.apply(reference.tensors, "reference")
     candidate_tensors, candidate_mappings = rules.apply(candidate.tensors, "candidate")
     alignment = align(reference_tensors, candidate_tensors)
+    exact = float64_references(reference64, rules, reference_tensors, alignment.pairs)
     context = diagnose.Context(batch_sizes={b for b in (reference.batch_size, candidate.batch_size) if b})
     tensors = []
     for name in alignment.pairs:
-        own = rules.tolerance_for(name, tolerance)
-        result = compare_tensor(name, reference_tensors[name], candidate_tensors[name], own, context)
-        if own != tolerance:
-            result.tolerance = own.short()
-            result.notes.append(f"tolerance from the rules file: {own.formula()}")
-        if reference64 is not None and name in reference64.tensors and result.shape == list(reference64.tensors[name].shape):
-            result.float64 = float64_errors(reference64.tensors[name], reference_tensors[name], candidate_tensors[name].reshape(reference_tensors[name].shape))
+        ours, theirs = reference_tensors[name], candidate_tensors[name]
+        own, source, note = tensor_tolerance(name, ours.dtype, theirs.dtype, tolerance, rules)
+        result = compare_tensor(name, ours, theirs, own, context)
+        if source:
+            result.tolerance = "exact" if source == "exact" else own.short()
+        if note:
+            result.notes.append(note)
+        if not result.ok and not result.shape_conflict:
+            result.would_pass = would_pass(result, own, in_rules_file=source == "rules")
+        if name in exact and not result.shape_conflict:
+            result.float64 = float64_errors(exact[name], ours, theirs)
         tensors.append(result)
     diagnose.corroborate([t.diagnosis for t in tensors])
     return ComparisonResult(
@@ -142,64 +191,173 @@ def compare_dumps(
         missing=alignment.missing,
         extra=alignment.extra,
         mappings=reference_mappings + candidate_mappings,
+        notes=[f"{side}: {note}" for side, dump in (("reference", reference), ("candidate", candidate))
+               for note in getattr(dump, "notes", [])],
     )
 
 
-def float64_errors(exact: np.ndarray, reference: np.ndarray, candidate: np.ndarray) -> dict:
-    """Each side's largest error against a float64 run of the same computation: which side drifted."""
+def compares_exactly(*dtype_names: str) -> bool:
+    """Integers and bools (`I64`, `BOOL`, ...) compare exactly, also against floats: no tolerance
+    applies unless both sides are floats."""
+    return not all(name in FLOATS for name in dtype_names)
+
+
+def tensor_tolerance(name: str, reference_dtype, candidate_dtype, tolerance: Tolerance, rules: Rules) -> tuple[Tolerance, str, str]:
+    """The tolerance one pair is compared with; where it comes from: '' (the comparison's own),
+    'exact', 'rules' (a rules-file entry) or 'dtype' (the dtype's default); and the note saying so."""
+    by_dtype = tolerance.for_dtypes(reference_dtype, candidate_dtype)
+    own = rules.tolerance_for(name, by_dtype)
+    names = dict.fromkeys(dtype_name(d) for d in (reference_dtype, candidate_dtype))
+    if compares_exactly(*names):
+        return by_dtype, "exact", "integers and bools compare exactly: the rules file's tolerance does not apply to them" if own != by_dtype else ""
+    if own != by_dtype:
+        return own, "rules", f"tolerance from the rules file: {own.formula()}"
+    if own != tolerance:
+        return own, "dtype", f"default tolerance for {' against '.join(names)} (torch.testing's): {own.formula()}"
+    return own, "", ""
+
+
+def float64_references(reference64: Dump | None, rules: Rules, reference_tensors: dict, names: list[str]) -> dict:
+    """The float64 run's tensors for the compared names (renamed as the reference is). One of
+    another shape than the reference's is a user's mistake: it is not a run of the same computation."""
+    if reference64 is None:
+        return {}
+    renamed, _ = rules.apply(reference64.tensors, "reference")
+    found = {name: renamed[name] for name in names if name in renamed}
+    for name, exact in found.items():
+        if tuple(exact.shape) != tuple(reference_tensors[name].shape):
+            raise UsageError(f"--reference64: tensor {name!r} has shape {list(exact.shape)}, the reference's is "
+                             f"{list(reference_tensors[name].shape)}: not a run of the same computation")
+    return found
+
+
+def float64_errors(exact, reference, candidate) -> dict:
+    """Each side's largest error against a float64 run of the same computation: which side drifted.
+    Any dump dtype; `FileTensor`s are streamed; the candidate is read flat, as it was compared."""
     reference_error = measure(exact, reference, Tolerance()).max_abs_diff
     candidate_error = measure(exact, candidate, Tolerance()).max_abs_diff
-    ratio = candidate_error / reference_error if reference_error else (1.0 if candidate_error == 0 else float("inf"))
+    if candidate_error == reference_error:
+        ratio = 1.0
+    else:
+        ratio = candidate_error / reference_error if reference_error else math.inf
     return {"reference_error": reference_error, "candidate_error": candidate_error, "ratio": ratio}
 
 
-DIAGNOSE_MAX = 1 << 22  # larger failing tensors are diagnosed on a sample of their elements
-
-
-def compare_tensor(name: str, reference: np.ndarray, candidate: np.ndarray, tolerance: Tolerance, context: diagnose.Context) -> TensorResult:
-    for side, array in (("reference", reference), ("candidate", candidate)):
-        if array.dtype.kind not in "biuf":
-            raise UsageError(f"{side} tensor {name!r} has dtype {array.dtype}, not a number type")
-    shape, candidate_shape = list(reference.shape), list(candidate.shape)
-    result = TensorResult(name=name, ok=True, n=int(reference.size), shape=shape, candidate_shape=candidate_shape)
-    if shape != candidate_shape:
-        if [d for d in shape if d != 1] != [d for d in candidate_shape if d != 1]:
-            result.ok = False
-            if reference.size <= DIAGNOSE_MAX and candidate.size <= DIAGNOSE_MAX:
-                result.diagnosis = diagnose.explain(np.asarray(reference), np.asarray(candidate), tolerance, context)
-            return result
-        result.notes.append(f"shapes {shape} (reference) and {candidate_shape} (candidate) differ only in size-1 axes: compared flat")
-        candidate = candidate.reshape(reference.shape)
+def compare_tensor(name: str, reference, candidate, tolerance: Tolerance, context: diagnose.Context) -> TensorResult:
+    """One pair measured, and diagnosed if it fails. Either side may be a `FileTensor` (read a
+    chunk or a sample at a time, never whole); a candidate whose shape differs from the
+    reference's only in size-1 axes is compared flat."""
+    for side, tensor in (("reference", reference), ("candidate", candidate)):
+        if dtype_name(tensor.dtype) is None:
+            raise UsageError(f"{side} tensor {name!r} has dtype {tensor.dtype}, which no dump format holds")
+    result = TensorResult(name=name, ok=True, n=int(reference.size), shape=list(reference.shape), candidate_shape=list(candidate.shape),
+                          dtype=dtype_name(reference.dtype), candidate_dtype=dtype_name(candidate.dtype))
+    if result.dtype != result.candidate_dtype:
+        result.notes.append(f"dtypes differ: reference {result.dtype}, candidate {result.candidate_dtype}")
+    if result.shape_conflict:
+        result.ok = False
+        result.diagnosis = diagnose.explain(reference, candidate, tolerance, context)
+        return result
+    if result.shape != result.candidate_shape:
+        result.notes.append(f"shapes {result.shape} (reference) and {result.candidate_shape} (candidate) differ only in size-1 axes: compared flat")
     stats = measure(reference, candidate, tolerance)
     _fill(result, stats, reference, candidate)
     if not result.ok:
-        result.diagnosis = _diagnose(result, reference, candidate, tolerance, context)
+        result.diagnosis = diagnose.explain(reference, candidate, tolerance, context, stats)
     return result
 
 
-def _fill(result: TensorResult, stats, reference: np.ndarray, candidate: np.ndarray) -> None:
+def _fill(result: TensorResult, stats, reference, candidate) -> None:
     index = lambda flat: [int(i) for i in np.unravel_index(flat, reference.shape)]
+    values = lambda tensor, flat: widen(take(tensor, flat)).tolist()  # Python floats, ints or bools
     result.mismatched = stats.mismatched
     result.ok = stats.mismatched == 0
     result.max_abs_diff, result.max_rel_diff = stats.max_abs_diff, stats.max_rel_diff
     result.max_ulp = stats.max_ulp
+    result.nan_reference, result.nan_candidate = stats.nan_reference, stats.nan_candidate
     if stats.worst >= 0:
         result.worst_index = index(stats.worst)
-        result.worst_reference = float(take(reference, [stats.worst])[0])
-        result.worst_candidate = float(take(candidate, [stats.worst])[0])
+        [result.worst_reference], [result.worst_candidate] = values(reference, [stats.worst]), values(candidate, [stats.worst])
     if stats.max_ulp_at >= 0:
         result.max_ulp_index = index(stats.max_ulp_at)
     result.examples = [
-        {"index": index(i), "reference": float(r), "candidate": float(c)}
-        for i, r, c in zip(stats.examples, take(reference, stats.examples), take(candidate, stats.examples))
+        {"index": index(i), "reference": r, "candidate": c}
+        for i, r, c in zip(stats.examples, values(reference, stats.examples), values(candidate, stats.examples))
     ]
 
 
-def _diagnose(result: TensorResult, reference, candidate, tolerance: Tolerance, context) -> list[Diagnosis]:
-    if reference.size <= DIAGNOSE_MAX:
-        return diagnose.explain(np.asarray(reference), np.asarray(candidate), tolerance, context)
-    # Elementwise rules on an evenly spaced sample; axis orders need the whole tensor.
-    sample = np.linspace(0, reference.size - 1, DIAGNOSE_MAX, dtype=np.int64)
-    result.notes.append(f"diagnosed on a sample of {sample.size} of {reference.size} elements")
-    flat = lambda a: take(a, sample)
-    return diagnose.explain(flat(reference), flat(candidate), tolerance, context)
+# --- what would have passed ----------------------------------------------------------------------
+
+
+def would_pass(result: TensorResult, tolerance: Tolerance, in_rules_file: bool = False) -> str:
+    """The smallest tolerances that would let a failing tensor pass, each on its own, or why none
+    would. Each one passes when the comparison is re-run with it (the rest of the command line
+    unchanged; for a tensor whose tolerance comes from the rules file, set in its entry there)."""
+    if compares_exactly(result.dtype, result.candidate_dtype):
+        return "no tolerance (integers and bools compare exactly)"
+    if not math.isfinite(result.max_abs_diff):
+        return _why_no_tolerance(result, tolerance, in_rules_file)
+    options = [{"atol": _round_up(result.max_abs_diff)}]
+    if math.isfinite(result.max_rel_diff):  # inf where the reference holds a zero: no rtol helps there
+        options.append({"rtol": _rtol_text(result), "atol": "0"})
+    if result.max_ulp is not None and result.max_ulp < ULP_UNBOUNDED:
+        options.append({"ulp": str(result.max_ulp)})
+    if tolerance.equal_nan and not in_rules_file:
+        options = [{**option, "equal_nan": "true"} for option in options]
+    return _phrase(options, in_rules_file)
+
+
+def _why_no_tolerance(result: TensorResult, tolerance: Tolerance, in_rules_file: bool) -> str:
+    if not tolerance.equal_nan and result.mismatched == result.nan_reference == result.nan_candidate:
+        # every NaN on one side lies against a NaN on the other, and nothing else fails
+        same = {} if in_rules_file else _options_of(tolerance)
+        return _phrase([{**same, "equal_nan": "true"}], in_rules_file) + " (every mismatch is NaN against NaN)"
+    if all(isinstance(v, float) and math.isfinite(v) for v in (result.worst_reference, result.worst_candidate)):
+        return "no tolerance suggested (|diff| is beyond the float64 range)"
+    return "no tolerance (NaN or inf against a number)"
+
+
+def _options_of(tolerance: Tolerance) -> dict:
+    """The command-line options that give `tolerance` again (none for the per-dtype defaults)."""
+    options = {} if tolerance.dtype_defaults else {"atol": repr(tolerance.atol), "rtol": repr(tolerance.rtol)}
+    return options | ({"ulp": str(tolerance.ulp)} if tolerance.ulp is not None else {})
+
+
+def _phrase(options: list[dict], in_rules_file: bool) -> str:
+    """`--rtol 0.25 --atol 0` on the command line; `[rtol = 0.25, atol = 0]` in a rules-file entry."""
+    if in_rules_file:
+        entries = [", ".join(f"{key} = {value}" for key, value in option.items()) for option in options]
+        return " or ".join(f"[{entry}]" for entry in entries) + " in this tensor's [tolerance] entry of the rules file"
+    flag = lambda key, value: f"--{key.replace('_', '-')}" if value == "true" else f"--{key} {value}"
+    return ", or ".join(" ".join(flag(key, value) for key, value in option.items()) for option in options)
+
+
+def _rtol_text(result: TensorResult) -> str:
+    """max rel diff is diff/|reference| rounded to float64, so an rtol of exactly that value can
+    fail on re-run (0.3 is not 0.3 in binary): the text must read back above it. Exactly it is
+    enough where rtol*|reference| is exact in float64 (then no element can lie above it and still
+    round to it): for a reference of float32 or narrower and an rtol of few significant bits."""
+    value = result.max_rel_diff
+    exact = _significant_bits(value) + REFERENCE_BITS.get(result.dtype, 53) <= 53
+    return _round_up(value, strictly=not exact)
+
+
+REFERENCE_BITS = {"F32": 24, "F16": 11, "BF16": 8}  # significant bits; float64 products may also underflow
+
+
+def _significant_bits(value: float) -> int:
+    mantissa = int(math.frexp(value)[0] * 2**53)
+    return mantissa.bit_length() - (mantissa & -mantissa).bit_length() + 1
+
+
+def _round_up(value: float, strictly: bool = False) -> str:
+    """`value` to three significant digits such that the text, read back as a float, is at least
+    `value` (above it, when `strictly`). Exact down to the smallest subnormal."""
+    enough = (lambda text: float(text) > value) if strictly else (lambda text: float(text) >= value)
+    text = f"{value:.3g}"
+    shown = Decimal(text)
+    step = Decimal(1).scaleb(shown.adjusted() - 2)
+    while not enough(text):
+        shown += step
+        text = f"{float(shown):.3g}"
+    return text

@@ -63,6 +63,32 @@ def widen(array: np.ndarray) -> np.ndarray:
     return array
 
 
+def from_float64(values: np.ndarray, name: str) -> np.ndarray:
+    """float64 values rounded once, to nearest with ties to even, to the float dtype `name`
+    (F64, F32, F16 or BF16). Values beyond the dtype's range become infinities."""
+    values = np.asarray(values, dtype=np.float64)
+    if name == "BF16":
+        return from_float32(_float32_rounded_to_odd(values))
+    with np.errstate(over="ignore"):
+        return values.astype(DTYPES[name])
+
+
+def _float32_rounded_to_odd(values: np.ndarray) -> np.ndarray:
+    """float64 to float32, an inexact result rounded to the neighbour with an odd last bit.
+
+    Rounding to nearest twice (float64 to float32 to bfloat16) rounds some values the wrong way:
+    a value just above a bfloat16 midpoint can land on it and then tie to even. Rounding to odd
+    keeps the information that the value was not on the midpoint, so rounding it to the 16 bits
+    shorter bfloat16 afterwards is exact."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        nearest = values.astype(np.float32)
+        inexact = np.isfinite(values) & (nearest.astype(np.float64) != values)
+        away = np.abs(nearest.astype(np.float64)) > np.abs(values)
+    toward_zero = np.where(away, np.nextafter(nearest, np.float32(0)), nearest)
+    odd = (toward_zero.view(np.uint32) | np.uint32(1)).view(np.float32)
+    return np.where(inexact, odd, nearest)
+
+
 def from_float32(values: np.ndarray) -> np.ndarray:
     """float32 values rounded to bfloat16 (round to nearest even, NaN kept NaN), as `BF16`."""
     raw = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)

@@ -1,31 +1,52 @@
 """Dumps: named tensors plus provenance, read from and written to safetensors, JSON and npz.
 
-The format is specified in docs/dump-format.md. Readers validate every size and offset against
-the file's real size before touching data, so a hostile file gets a `UsageError`, never a huge
-allocation. Writers are atomic: a reader never sees half a file.
+The format is specified in docs/dump-format.md. Readers open regular files only, validate every
+size and offset against the file's real size before touching data, and bound the memory and
+time any input can take (the limits below), so a hostile file gets a `UsageError` with one line
+naming it, never a huge allocation, a hang or a traceback. Writers refuse what the readers would
+refuse, and are atomic: a reader never sees half a file.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
+import itertools
 import json
 import math
 import os
+import re
+import reprlib
+import stat
 import struct
 import tempfile
 import zipfile
+import zlib
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from pita.dtypes import DTYPES, dtype_name, normalize
+from pita.dtypes import DTYPES, FLOATS, bits, dtype_name, from_float64, normalize, widen
 from pita.errors import UsageError
 from pita.filetensor import FileIdentity, FileTensor
 
 FORMAT = "pita-dump/1"
-SUFFIXES = (".safetensors", ".json", ".npz")
-MAX_HEADER_BYTES = 100 * 1024 * 1024
+SUFFIXES = (".safetensors", ".json", ".npz")  # matched in any case: W.NPZ is an npz
 
+# Limits: each bounds the memory or the time one input can take, with room for real models.
+MAX_TENSORS = 100_000  # per dump, a folder's files together (large MoE checkpoints hold tens of thousands)
+MAX_DIMS = 64  # numpy's own limit
+# Parsing hostile JSON takes up to 26 bytes of memory per byte (`[[],[],...]`). A safetensors header
+# of 100,000 entries takes ~11 MiB; the reference reader allows 100 MB.
+MAX_HEADER_BYTES = 16 << 20
+MAX_JSON_BYTES = 32 << 20  # a JSON dump is parsed whole
+MAX_JSON_ELEMENTS = 500_000  # the JSON writer's limit: at most ~60 bytes an element keeps its files readable
+MAX_FOLDER_ENTRIES = 10_000  # entries in a folder of dumps, skipped ones included
+MAX_DEFLATE_RATIO = 1100  # deflate cannot compress better than ~1032:1
+MAX_INFLATED_BYTES = 1 << 31  # deflated npz members, inflated into memory, together
+LAZY_MIN_BYTES = 1 << 20  # safetensors tensors at least this large stay in the file (`FileTensor`)
 
 
 @dataclass
@@ -34,12 +55,14 @@ class Dump:
 
     tensors: dict[str, np.ndarray]
     metadata: dict[str, str] = field(default_factory=dict)
-    source: str = ""
+    source: str = ""  # the path as reports print it
+    notes: list[str] = field(default_factory=list)  # for the report, e.g. the files a folder skipped and why
 
     @property
     def batch_size(self) -> int | None:
         value = self.metadata.get("batch_size", "")
-        return int(value) if value.isdigit() else None
+        # ASCII digits only: str.isdigit accepts "²", which int() refuses
+        return int(value) if value.isascii() and value.isdigit() and len(value) <= 18 else None
 
     def describe(self) -> str:
         """`torch 2.15.0 (cpu)`: who wrote the dump, as far as its metadata says."""
@@ -50,133 +73,418 @@ class Dump:
 
 
 def read_dump(path: str | os.PathLike) -> Dump:
-    """Reads a dump by its suffix; raises `UsageError` with one line on anything unusable."""
+    """Reads a dump file (by its suffix) or a folder of dumps; raises `UsageError` with one line
+    on anything unusable."""
+    if not os.fspath(path):
+        raise UsageError("empty path: name a dump file or a folder of dumps")
     path = Path(path)
-    if not path.exists():
-        raise UsageError(f"{path}: no such file")
-    if path.is_dir():
+    if stat.S_ISDIR(_stat(path).st_mode):
         return read_directory(path)
+    return _read_file(path)
+
+
+def _read_file(path: Path) -> Dump:
     readers = {".safetensors": read_safetensors, ".json": read_json, ".npz": read_npz}
-    reader = readers.get(path.suffix)
+    reader = readers.get(path.suffix.lower())
     if reader is None:
-        raise UsageError(f"{path}: unknown dump suffix {path.suffix!r} (expected {', '.join(SUFFIXES)})")
+        raise UsageError(f"{shown(path)}: unknown dump suffix {_brief(path.suffix)} (expected {', '.join(SUFFIXES)})")
     return reader(path)
 
 
+def shown(path: str | os.PathLike) -> str:
+    """A path as messages and reports print it: on one line, control characters and bytes that
+    are not UTF-8 escaped (a newline in a file name must not start a new report line)."""
+    text = os.fspath(path)
+    return text if text.isprintable() else repr(text)[1:-1]
+
+
+# --- opening files -----------------------------------------------------------------------------
+
+
+def read_regular_file(path: str | os.PathLike, max_bytes: int, what: str) -> bytes:
+    """The bytes of the regular file `path`, at most `max_bytes` of them (`what` names it in the
+    message); `UsageError` for a FIFO, a device, a folder, a missing or unreadable path."""
+    path = Path(path)
+    with _open_regular(path) as (fd, status):
+        if status.st_size > max_bytes:
+            raise UsageError(f"{shown(path)}: {status.st_size} bytes, more than the {max_bytes} pita reads in {what}")
+        data = os.pread(fd, status.st_size + 1, 0)  # one byte more: a file that grew is seen
+    if len(data) != status.st_size:
+        raise UsageError(f"{shown(path)}: the file changed while being read")
+    return data
+
+
+@contextlib.contextmanager
+def _open_regular(path: Path):
+    """A descriptor on the regular file `path`, and its status. The path is checked before it is
+    opened, so no device is opened (opening some has side effects), and the descriptor after, so
+    the file checked is the file read; O_NONBLOCK keeps a FIFO swapped in between from blocking."""
+    _check_regular(path, _stat(path))
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as error:
+        raise UsageError(f"{shown(path)}: cannot open ({error.strerror})") from None
+    try:
+        status = os.fstat(fd)
+        _check_regular(path, status)
+        yield fd, status
+    finally:
+        os.close(fd)
+
+
+def _stat(path: Path) -> os.stat_result:
+    try:
+        return os.stat(path)
+    except OSError as error:  # missing, a parent that is a file, a name too long, a symlink loop, ...
+        raise UsageError(f"{shown(path)}: {error.strerror}") from None
+    except ValueError as error:  # a NUL byte in the path
+        raise UsageError(f"{shown(path)}: {error}") from None
+
+
+_FILE_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _check_regular(path: Path, status: os.stat_result) -> None:
+    if not stat.S_ISREG(status.st_mode):
+        kind = next((name for test, name in _FILE_KINDS if test(status.st_mode)), "a special file")
+        raise UsageError(f"{shown(path)}: {kind}, not a regular file (pita reads regular files only)")
+
+
+def _read_array(fd: int, path: Path, offset: int, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+    """An array read from the open file at `offset`, straight into its own (writable) memory."""
+    array = np.empty(shape, dtype=dtype)
+    raw = memoryview(array.reshape(-1).view(np.uint8))
+    if raw.nbytes and os.preadv(fd, [raw], offset) != raw.nbytes:
+        raise UsageError(f"{shown(path)}: the file was truncated while being read")
+    return array
+
+
+# --- folders -----------------------------------------------------------------------------------
+
+FORM_PREFERENCE = (".safetensors", ".npz", ".json")  # a stem written in several forms: the exact forms first
+
+
 def read_directory(path: Path) -> Dump:
-    """Every dump in a folder as one dump whose tensors are named `<file stem>/<tensor>`; a stem
-    written in several forms is read from its safetensors file. Metadata values shared by every
-    file are kept."""
-    files = {}
-    for file in sorted(path.iterdir()):
-        if file.suffix in SUFFIXES and not file.name.startswith(".") and file.name != "record.json":
-            files.setdefault(file.stem, file)  # sorted: .json < .npz < .safetensors
-            if file.suffix == ".safetensors":
-                files[file.stem] = file
-    if not files:
-        raise UsageError(f"{path}: directory has no dumps ({', '.join(SUFFIXES)})")
-    dumps = {stem: read_dump(file) for stem, file in files.items()}
+    """Every dump in a folder as one dump whose tensors are named `<file stem>/<tensor>`. A stem
+    written in several forms is read from one (`FORM_PREFERENCE`); everything else in the folder
+    is named in `notes` with the reason it was skipped. Metadata values shared by every file are
+    kept. Files are read one at a time, each closed before the next is opened."""
+    chosen, skipped = _folder_plan(path)
+    if not chosen:
+        found = "; ".join(_skip_note(reason, names) for reason, names in skipped.items())
+        raise UsageError(f"{shown(path)}: folder has no dumps ({', '.join(SUFFIXES)})" + (f"; {found}" if found else ""))
+    dumps, count = {}, 0
+    for stem, file in chosen.items():
+        dumps[stem] = _read_file(file)
+        count += len(dumps[stem].tensors)
+        if count > MAX_TENSORS:
+            raise UsageError(f"{shown(path)}: the folder's dumps hold more than {MAX_TENSORS} tensors, the most pita reads")
     tensors = {f"{stem}/{name}": t for stem, d in dumps.items() for name, t in d.tensors.items()}
     shared = dict(next(iter(dumps.values())).metadata)
     for d in dumps.values():
         shared = {k: v for k, v in shared.items() if d.metadata.get(k) == v}
-    return Dump(tensors=tensors, metadata=shared, source=str(path))
+    notes = [f"{stem}: {note}" for stem, d in dumps.items() for note in d.notes]
+    notes += [_skip_note(reason, names) for reason, names in skipped.items()]
+    return Dump(tensors=tensors, metadata=shared, source=shown(path), notes=notes)
+
+
+def _folder_plan(path: Path) -> tuple[dict[str, Path], dict[tuple[str, str], list[str]]]:
+    """The file to read for each stem, and the skipped names grouped by (what, why)."""
+    forms: dict[str, dict[str, Path]] = {}
+    skipped: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for entry in _listing(path):
+        reason = _skip_reason(entry)
+        if reason:
+            skipped[reason].append(entry.name)
+            continue
+        suffix = Path(entry.name).suffix
+        stem, form = entry.name[: -len(suffix)], suffix.lower()
+        same = forms.setdefault(stem, {})
+        if form in same:
+            raise UsageError(f"{shown(path)}: {shown(same[form].name)} and {shown(entry.name)} are both the dump {_brief(stem)}")
+        same[form] = path / entry.name
+    chosen = {}
+    for stem, files in forms.items():
+        form = next(f for f in FORM_PREFERENCE if f in files)
+        chosen[stem] = files[form]
+        for other in sorted(set(files) - {form}):
+            skipped[("files", f"the same dumps are read from their {form} files")].append(files[other].name)
+    return chosen, skipped
+
+
+def _listing(path: Path) -> list[os.DirEntry]:
+    try:
+        with os.scandir(path) as entries:
+            listed = list(itertools.islice(entries, MAX_FOLDER_ENTRIES + 1))
+    except OSError as error:
+        raise UsageError(f"{shown(path)}: cannot list the folder ({error.strerror})") from None
+    if len(listed) > MAX_FOLDER_ENTRIES:
+        raise UsageError(f"{shown(path)}: more than {MAX_FOLDER_ENTRIES} entries, the most pita reads in a folder of dumps")
+    return sorted(listed, key=lambda entry: entry.name)
+
+
+def _skip_reason(entry: os.DirEntry) -> tuple[str, str] | None:
+    """(what, why) for a folder entry that is not read, None for a dump."""
+    name, suffix = entry.name, Path(entry.name).suffix.lower()
+    if name.startswith("."):
+        return "hidden files", "names starting with '.', as a writer's temporary files have"
+    if _is_folder(entry):
+        return "folders", "subfolders are not read"
+    if name.lower() == "record.json":
+        return "run records", "pita run's record.json is not a dump"
+    if suffix == ".npy":
+        return ".npy files", "an .npy file holds one unnamed array, not a dump: put it in an .npz"
+    if suffix not in SUFFIXES:
+        return "files with other suffixes", f"dumps end in {', '.join(SUFFIXES)}"
+    return None
+
+
+def _is_folder(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()  # follows symlinks: a link to a folder, or a loop of them, is a folder
+    except OSError:
+        return False  # a link that cannot be followed: reading it says why
+
+
+def _skip_note(reason: tuple[str, str], names: list[str], shown_at_most: int = 5) -> str:
+    what, why = reason
+    listed = ", ".join(shown(name) for name in names[:shown_at_most])
+    more = f" and {len(names) - shown_at_most} more" if len(names) > shown_at_most else ""
+    return f"skipped {what} ({why}): {listed}{more}"
+
+
+# --- writing -----------------------------------------------------------------------------------
 
 
 def write_dump(dump: Dump, path: str | os.PathLike) -> Path:
     """Writes `dump` in the format its suffix names, atomically."""
     path = Path(path)
     writers = {".safetensors": _safetensors_bytes, ".json": _json_bytes, ".npz": _npz_bytes}
-    if path.suffix not in writers:
-        raise UsageError(f"{path}: unknown dump suffix {path.suffix!r} (expected {', '.join(SUFFIXES)})")
-    write_atomically(path, writers[path.suffix](dump))
+    writer = writers.get(path.suffix.lower())
+    if writer is None:
+        raise UsageError(f"{shown(path)}: unknown dump suffix {_brief(path.suffix)} (expected {', '.join(SUFFIXES)})")
+    if len(dump.tensors) > MAX_TENSORS:
+        raise UsageError(f"{shown(path)}: {len(dump.tensors)} tensors, more than the {MAX_TENSORS} pita reads in a dump")
+    write_atomically(path, writer(dump))
     return path
 
 
 def write_atomically(path: str | os.PathLike, data: bytes) -> None:
-    """Writes to a temporary file in the same folder, then renames it over `path`."""
+    """Writes `data` to a temporary file in the same folder, flushed to disk, then renames it over
+    `path`: a reader sees the old file or the new one, never part of one. A write that fails (a
+    full disk) leaves the old file, removes the temporary one and raises `UsageError`."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as error:
+        raise UsageError(f"{shown(path)}: cannot write ({error.strerror or error})") from None
     try:
         with os.fdopen(fd, "wb") as file:
             file.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException as error:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        if isinstance(error, OSError):
+            raise UsageError(f"{shown(path)}: cannot write ({error.strerror or error})") from None
         raise
+
+
+def _writable(name: str, tensor) -> tuple[np.ndarray, str]:
+    """The tensor in memory, in the little-endian dtype its dump name says, and that name."""
+    try:
+        _check_name(name)
+        array = normalize(np.asarray(tensor))  # keeps 0-d arrays 0-d
+    except (TypeError, ValueError) as error:
+        raise UsageError(f"tensor {_brief(name)}: {error}") from None
+    return array, dtype_name(array.dtype)
+
+
+# --- checks every reader shares ----------------------------------------------------------------
+
+_brief_repr = reprlib.Repr()
+_brief_repr.maxstring, _brief_repr.maxother, _brief_repr.maxlist, _brief_repr.maxdict = 60, 60, 6, 4
+
+
+def _brief(value) -> str:
+    """`repr(value)`, cut short: hostile values end up in messages, which must stay one short line."""
+    return _brief_repr.repr(value)
+
+
+def _one_line(error: Exception) -> str:
+    return " ".join(str(error).split())[:200]
+
+
+def _check_name(name: str) -> None:
+    """Tensor names are printed one per report line: a control character (a newline could forge a
+    line such as an `OK` verdict) or text that is not Unicode is refused."""
+    if not isinstance(name, str) or not name.isprintable():
+        raise ValueError("the name holds characters that cannot be printed on one line")
+
+
+def _check_text(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate, from a JSON escape such as "\ud800"
+        raise ValueError(f"{_brief(text)} is not valid Unicode") from None
+
+
+def _checked_shape(shape, itemsize: int) -> tuple[int, ...]:
+    """`shape` if numpy can hold an array of it: at most `MAX_DIMS` non-negative integers (not
+    booleans) whose nonzero product, in bytes, fits in an int64."""
+    if not isinstance(shape, (list, tuple)) or len(shape) > MAX_DIMS or not all(type(d) is int and 0 <= d < 2**63 for d in shape):
+        raise ValueError(f"shape must be a list of at most {MAX_DIMS} non-negative integers, got {_brief(shape)}")
+    if math.prod(d for d in shape if d) * itemsize >= 2**63:
+        raise ValueError(f"shape {_brief(shape)} is larger than any array")
+    return tuple(shape)
+
+
+def _loads(text: str, max_objects: int):
+    """JSON, stricter than `json.loads`: a key given twice, a number out of float64's range (json
+    reads 1e400 as inf), an integer of more than 24 digits (no dtype holds one), a bare NaN or
+    Infinity (the format spells them as strings) and more than `max_objects` objects are refused
+    with `ValueError`, as is nesting too deep for the parser."""
+    count = 0
+
+    def unique_keys(pairs):
+        nonlocal count
+        count += 1
+        if count > max_objects:
+            raise ValueError(f"more than {max_objects} JSON objects (a dump holds at most {MAX_TENSORS} tensors)")
+        result = {}
+        for key, value in pairs:
+            if key in result:
+                raise ValueError(f"key {_brief(key)} appears twice")
+            result[key] = value
+        return result
+
+    try:
+        return json.loads(text, object_pairs_hook=unique_keys, parse_float=_finite_float, parse_int=_short_int,
+                          parse_constant=_no_constant)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"number {_brief(text)} is beyond float64's range")
+    return value
+
+
+def _short_int(text: str) -> int:
+    if len(text.lstrip("-")) > 24:
+        raise ValueError(f"integer of {len(text)} digits (the largest a dump holds has 20)")
+    return int(text)
+
+
+def _no_constant(name: str):
+    raise ValueError(f"bare {name} is not JSON (write it as the string \"{name}\")")
+
+
+def _checked_metadata(metadata: dict) -> dict[str, str]:
+    result = {str(k): str(v) for k, v in metadata.items()}
+    for key, value in result.items():
+        _check_text(key)
+        _check_text(value)
+    return result
 
 
 # --- safetensors -------------------------------------------------------------------------------
 
 
-LAZY_MIN_BYTES = 1 << 20  # tensors at least this large stay in the file, read a chunk at a time
-
-
 def read_safetensors(path: Path) -> Dump:
-    with open(path, "rb") as file:
-        status = os.fstat(file.fileno())
+    with _open_regular(path) as (fd, status):
         size = status.st_size
         if size < 8:
-            raise UsageError(f"{path}: truncated safetensors file ({size} bytes; the header length alone takes 8)")
-        (header_len,) = struct.unpack("<Q", file.read(8))
-        if header_len > size - 8 or header_len > MAX_HEADER_BYTES:
-            raise UsageError(f"{path}: header length {header_len} exceeds the file ({size} bytes): truncated or not safetensors")
-        header = _parse_header(path, file.read(header_len))
+            raise UsageError(f"{shown(path)}: truncated safetensors file ({size} bytes; the header length alone takes 8)")
+        header_len = int(_read_array(fd, path, 0, np.dtype("<u8"), ()))
+        if header_len > size - 8:
+            raise UsageError(f"{shown(path)}: header length {header_len} exceeds the file ({size} bytes): truncated or not safetensors")
+        if header_len > MAX_HEADER_BYTES:
+            raise UsageError(f"{shown(path)}: header of {header_len} bytes, more than the {MAX_HEADER_BYTES} pita reads")
+        header = _parse_header(path, _read_array(fd, path, 8, np.dtype("u1"), (header_len,)).tobytes())
         data_start = 8 + header_len
         entries = _validated_entries(path, header, size - data_start)
-    identity = FileIdentity.of(status)
-    tensors = {}
-    for name, entry in entries.items():
-        begin, _ = entry["data_offsets"]
-        lazy = FileTensor(str(path), data_start + begin, DTYPES[entry["dtype"]], tuple(entry["shape"]), identity)
-        tensors[name] = lazy if lazy.nbytes >= LAZY_MIN_BYTES else np.asarray(lazy)
-    metadata = header.get("__metadata__") or {}
-    return Dump(tensors=tensors, metadata=metadata, source=str(path))
+        identity = FileIdentity.of(status)
+        tensors = {name: _safetensors_tensor(fd, path, data_start, entry, identity) for name, entry in entries.items()}
+    return Dump(tensors=tensors, metadata=header.get("__metadata__") or {}, source=shown(path))
+
+
+def _safetensors_tensor(fd: int, path: Path, data_start: int, entry: dict, identity: FileIdentity):
+    """Large tensors stay in the file; small ones are read now, through the open descriptor."""
+    begin, end = entry["data_offsets"]
+    dtype, shape = DTYPES[entry["dtype"]], tuple(entry["shape"])
+    if end - begin >= LAZY_MIN_BYTES:
+        return FileTensor(str(path), data_start + begin, dtype, shape, identity)
+    return _read_array(fd, path, data_start + begin, dtype, shape)
 
 
 def _parse_header(path: Path, raw: bytes) -> dict:
     try:
-        header = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise UsageError(f"{path}: safetensors header is not valid JSON ({error})") from None
+        header = _loads(raw.decode("utf-8"), MAX_TENSORS + 2)
+    except (UnicodeDecodeError, ValueError) as error:
+        raise UsageError(f"{shown(path)}: safetensors header is not valid JSON ({_one_line(error)})") from None
     if not isinstance(header, dict):
-        raise UsageError(f"{path}: safetensors header is not a JSON object")
-    metadata = header.get("__metadata__", {})
+        raise UsageError(f"{shown(path)}: safetensors header is not a JSON object")
+    metadata = header.get("__metadata__") or {}
     if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
-        raise UsageError(f"{path}: __metadata__ must map names to strings")
+        raise UsageError(f"{shown(path)}: __metadata__ must map names to strings")
+    try:
+        _checked_metadata(metadata)
+    except ValueError as error:
+        raise UsageError(f"{shown(path)}: __metadata__: {error}") from None
     return header
 
 
 def _validated_entries(path: Path, header: dict, data_len: int) -> dict[str, dict]:
     entries = {k: v for k, v in header.items() if k != "__metadata__"}
+    if len(entries) > MAX_TENSORS:
+        raise UsageError(f"{shown(path)}: {len(entries)} tensors, more than the {MAX_TENSORS} pita reads in a dump")
     spans = []
     for name, entry in entries.items():
-        where = f"{path}: tensor {name!r}"
-        if not isinstance(entry, dict) or not isinstance(entry.get("dtype"), str) or entry["dtype"] not in DTYPES:
-            raise UsageError(f"{where}: missing or unknown dtype {entry.get('dtype') if isinstance(entry, dict) else entry!r}")
-        shape, offsets = entry.get("shape"), entry.get("data_offsets")
-        if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape):
-            raise UsageError(f"{where}: shape must be a list of non-negative integers, got {shape!r}")
-        if not (isinstance(offsets, list) and len(offsets) == 2 and all(isinstance(o, int) for o in offsets)):
-            raise UsageError(f"{where}: data_offsets must be two integers, got {offsets!r}")
-        begin, end = offsets
-        if not 0 <= begin <= end <= data_len:
-            raise UsageError(f"{where}: data_offsets {offsets} lie outside the data ({data_len} bytes)")
-        expected = math.prod(shape) * np.dtype(DTYPES[entry["dtype"]]).itemsize
-        if end - begin != expected:
-            raise UsageError(f"{where}: {entry['dtype']}{shape} needs {expected} bytes but data_offsets span {end - begin}")
-        spans.append((begin, end, name))
+        where = f"{shown(path)}: tensor {_brief(name)}"
+        try:
+            spans.append((*_validated_span(name, entry, data_len), name))
+        except ValueError as error:
+            raise UsageError(f"{where}: {error}") from None
     spans.sort()
     for (_, end, first), (begin, _, second) in zip(spans, spans[1:]):
         if begin < end:
-            raise UsageError(f"{path}: tensors {first!r} and {second!r} overlap")
+            raise UsageError(f"{shown(path)}: tensors {_brief(first)} and {_brief(second)} overlap")
     return entries
+
+
+def _validated_span(name: str, entry, data_len: int) -> tuple[int, int]:
+    """The entry's data offsets, once its name, dtype, shape and offsets are consistent."""
+    _check_name(name)
+    if not isinstance(entry, dict) or not isinstance(entry.get("dtype"), str) or entry["dtype"] not in DTYPES:
+        dtype = entry.get("dtype") if isinstance(entry, dict) else entry
+        raise ValueError(f"missing or unsupported dtype {_brief(dtype)} (pita reads {' '.join(DTYPES)})")
+    itemsize = DTYPES[entry["dtype"]].itemsize
+    shape = _checked_shape(entry.get("shape"), itemsize)
+    offsets = entry.get("data_offsets")
+    if not (isinstance(offsets, list) and len(offsets) == 2 and all(type(o) is int for o in offsets)):
+        raise ValueError(f"data_offsets must be two integers, got {_brief(offsets)}")
+    begin, end = offsets
+    if not 0 <= begin <= end <= data_len:
+        raise ValueError(f"data_offsets {offsets} lie outside the data ({data_len} bytes)")
+    expected = math.prod(shape) * itemsize
+    if end - begin != expected:
+        raise ValueError(f"{entry['dtype']}{list(shape)} needs {expected} bytes but data_offsets span {end - begin}")
+    return begin, end
 
 
 def _safetensors_bytes(dump: Dump) -> bytes:
     header, chunks, offset = {}, [], 0
     for name in sorted(dump.tensors):
+        if name == "__metadata__":
+            raise UsageError("tensor '__metadata__': the name is reserved for the metadata in safetensors")
         array, dtype = _writable(name, dump.tensors[name])
         data = np.ascontiguousarray(array).tobytes()
         header[name] = {"dtype": dtype, "shape": list(array.shape), "data_offsets": [offset, offset + len(data)]}
@@ -189,148 +497,287 @@ def _safetensors_bytes(dump: Dump) -> bytes:
     return struct.pack("<Q", len(raw)) + raw + b"".join(chunks)
 
 
-def _writable(name: str, tensor) -> tuple[np.ndarray, str]:
-    """The tensor in memory, in the little-endian dtype its dump name says, and that name."""
-    try:
-        array = normalize(np.asarray(tensor))  # keeps 0-d arrays 0-d
-    except TypeError as error:
-        raise UsageError(f"tensor {name!r}: {error}") from None
-    return array, dtype_name(array.dtype)
-
-
 # --- JSON --------------------------------------------------------------------------------------
+
+_ENTRY_KEYS = ("dtype", "shape", "values", "bits")
+_NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+_HEX = {width: re.compile(f"[0-9a-fA-F]{{{width}}}") for width in (4, 8, 16)}
 
 
 def read_json(path: Path) -> Dump:
+    raw = read_regular_file(path, MAX_JSON_BYTES, "a JSON dump (larger dumps are read as .safetensors)")
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise UsageError(f"{path}: not valid JSON ({error})") from None
+        document = _loads(raw.decode("utf-8"), MAX_TENSORS + 3)
+    except (UnicodeDecodeError, ValueError) as error:
+        raise UsageError(f"{shown(path)}: not valid JSON ({_one_line(error)})") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT or not isinstance(document.get("tensors"), dict):
-        raise UsageError(f"{path}: not a pita JSON dump (expected an object with format {FORMAT!r} and tensors)")
+        raise UsageError(f"{shown(path)}: not a pita JSON dump (expected an object with format {FORMAT!r} and tensors)")
     metadata = document.get("metadata", {})
     if not isinstance(metadata, dict):
-        raise UsageError(f"{path}: metadata must be an object")
-    tensors = {name: _json_tensor(path, name, entry) for name, entry in document["tensors"].items()}
-    return Dump(tensors=tensors, metadata={str(k): str(v) for k, v in metadata.items()}, source=str(path))
-
-
-def _json_tensor(path: Path, name: str, entry) -> np.ndarray:
-    where = f"{path}: tensor {name!r}"
-    if not isinstance(entry, dict) or not isinstance(entry.get("dtype"), str) or entry["dtype"] not in DTYPES or entry["dtype"] == "BF16":
-        raise UsageError(f"{where}: missing or unsupported dtype")
-    shape = entry.get("shape")
-    if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape):
-        raise UsageError(f"{where}: shape must be a list of non-negative integers")
-    dtype = np.dtype(DTYPES[entry["dtype"]])
-    bits, values = entry.get("bits"), entry.get("values")
-    count = math.prod(shape)
+        raise UsageError(f"{shown(path)}: metadata must be an object")
+    if len(document["tensors"]) > MAX_TENSORS:
+        raise UsageError(f"{shown(path)}: {len(document['tensors'])} tensors, more than the {MAX_TENSORS} pita reads in a dump")
+    tensors = {}
+    for name, entry in document["tensors"].items():
+        try:
+            _check_name(name)
+            tensors[name] = _json_tensor(entry)
+        except ValueError as error:
+            raise UsageError(f"{shown(path)}: tensor {_brief(name)}: {error}") from None
     try:
-        if bits is not None:
-            if not isinstance(bits, list) or len(bits) != count:
-                raise ValueError(f"bits has {len(bits) if isinstance(bits, list) else 'no'} entries, shape needs {count}")
-            raw = np.array([int(b, 16) for b in bits], dtype=f"<u{dtype.itemsize}")
-            return raw.view(dtype).reshape(shape)
-        if not isinstance(values, list) or len(values) != count:
-            raise ValueError(f"values has {len(values) if isinstance(values, list) else 'no'} entries, shape needs {count}")
-        return np.array([_json_number(v) for v in values], dtype=dtype).reshape(shape)
-    except (ValueError, TypeError, OverflowError) as error:
-        raise UsageError(f"{where}: {error}") from None
+        metadata = _checked_metadata(metadata)
+    except ValueError as error:
+        raise UsageError(f"{shown(path)}: metadata: {error}") from None
+    return Dump(tensors=tensors, metadata=metadata, source=shown(path))
 
 
-_NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+def _json_tensor(entry) -> np.ndarray:
+    """One tensor of the JSON form. `bits` are authoritative; `values` alone (a hand-written file)
+    must be exact for integers and booleans and are rounded for floats; both must agree."""
+    if not isinstance(entry, dict):
+        raise ValueError("must be an object with dtype, shape and values")
+    unknown = set(entry) - set(_ENTRY_KEYS)
+    if unknown:
+        raise ValueError(f"unknown key(s) {', '.join(map(_brief, sorted(unknown)))} (expected {', '.join(_ENTRY_KEYS)})")
+    name = entry.get("dtype")
+    if not isinstance(name, str) or name not in DTYPES:
+        raise ValueError(f"missing or unsupported dtype {_brief(name)} (expected one of {' '.join(DTYPES)})")
+    shape = _checked_shape(entry.get("shape"), DTYPES[name].itemsize)
+    count = math.prod(shape)
+    if entry.get("bits") is not None and name not in FLOATS:
+        raise ValueError(f"bits are given for float dtypes only, not {name}")
+    if entry.get("values") is None and entry.get("bits") is None:
+        raise ValueError("has neither values nor bits")
+    from_values = _from_values(name, _listed(entry, "values", count)) if entry.get("values") is not None else None
+    from_bits = _from_bits(name, _listed(entry, "bits", count)) if entry.get("bits") is not None else None
+    if from_values is not None and from_bits is not None:
+        _check_agreement(from_values, from_bits)
+    return (from_values if from_bits is None else from_bits).reshape(shape)
 
 
-def _json_number(value):
-    if isinstance(value, str):
-        if value not in _NON_FINITE:
-            raise ValueError(f"value {value!r} is neither a number nor NaN/Infinity/-Infinity")
+def _listed(entry: dict, key: str, count: int) -> list:
+    items = entry[key]
+    if not isinstance(items, list) or len(items) != count:
+        raise ValueError(f"{key} has {len(items) if isinstance(items, list) else 'no list of'} entries, shape needs {count}")
+    return items
+
+
+def _from_values(name: str, values: list) -> np.ndarray:
+    if name == "BOOL":
+        if not all(type(v) is bool for v in values):
+            raise ValueError(f"BOOL values must be true or false, got {_brief(next(v for v in values if type(v) is not bool))}")
+        return np.array(values, dtype=DTYPES[name]).reshape(-1)
+    if name not in FLOATS:
+        return _integers(name, values)
+    exact = np.array([_float_value(v) for v in values], dtype=np.float64)
+    rounded = from_float64(exact, name)
+    overflow = np.flatnonzero(np.isinf(widen(rounded)) & np.isfinite(exact))
+    if overflow.size:
+        raise ValueError(f"value {values[overflow[0]]!r} overflows {name}")
+    return rounded
+
+
+def _integers(name: str, values: list) -> np.ndarray:
+    info = np.iinfo(DTYPES[name])
+    for v in values:
+        if type(v) is not int:
+            raise ValueError(f"{name} values must be JSON integers, got {_brief(v)}")
+        if not info.min <= v <= info.max:
+            raise ValueError(f"value {v} is out of range for {name} ({info.min}..{info.max})")
+    return np.array(values, dtype=DTYPES[name]).reshape(-1)
+
+
+def _float_value(value) -> float:
+    if isinstance(value, str) and value in _NON_FINITE:
         return _NON_FINITE[value]
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"value {value!r} is not a number")
-    return value
+    if type(value) in (int, float):  # JSON integers have at most 24 digits (`_short_int`): all fit a float64
+        return float(value)
+    raise ValueError(f"value {_brief(value)} is neither a number nor one of NaN, Infinity, -Infinity")
 
 
-def _readable(value) -> object:
+def _from_bits(name: str, patterns: list) -> np.ndarray:
+    itemsize = DTYPES[name].itemsize
+    pattern = _HEX[2 * itemsize]
+    for b in patterns:
+        if not isinstance(b, str) or not pattern.fullmatch(b):
+            raise ValueError(f"bits must be {2 * itemsize} hex digits each, got {_brief(b)}")
+    return np.array([int(b, 16) for b in patterns], dtype=f"<u{itemsize}").view(DTYPES[name])
+
+
+def _check_agreement(from_values: np.ndarray, from_bits: np.ndarray) -> None:
+    """Bits are authoritative, so a value edited by hand without its bits would be ignored: refuse."""
+    nan = np.isnan(widen(from_values)) & np.isnan(widen(from_bits))
+    disagree = np.flatnonzero((bits(from_values) != bits(from_bits)) & ~nan)
+    if disagree.size:
+        i = int(disagree[0])
+        raise ValueError(f"values and bits disagree at flat index {i} ({widen(from_values)[i]} against "
+                         f"{widen(from_bits)[i]}); edit both, or drop values")
+
+
+def _readable(value: np.floating):
     """Shortest decimal that reads back to the same value; non-finite values as strings."""
-    if isinstance(value, (np.bool_, np.integer)):
-        return value.item()
     if math.isnan(value):
         return "NaN"
     if math.isinf(value):
         return "Infinity" if value > 0 else "-Infinity"
-    return float(str(value))  # numpy's str() of a float32 is its shortest round-trip form
+    return float(str(value))  # numpy's str() of a float is its shortest round-trip form
+
+
+def _bf16_readable(flat: np.ndarray) -> list:
+    """Shortest decimals that read back to the same bfloat16 (numpy's str() knows no bfloat16);
+    four significant digits always do, as 10**4 > 2**(8 + 1)."""
+    exact = widen(flat)
+    readable = [_readable(v) for v in exact]
+    pending = np.flatnonzero(np.isfinite(exact))
+    for digits in range(1, 5):
+        short = np.array([float(f"{exact[i]:.{digits}g}") for i in pending])
+        same = bits(from_float64(short, "BF16")) == bits(flat[pending])
+        for i, value in zip(pending[same].tolist(), short[same].tolist()):
+            readable[i] = value
+        pending = pending[~same]
+    return readable
+
+
+def _json_entry(array: np.ndarray, name: str) -> dict:
+    flat = array.reshape(-1)
+    if name not in FLOATS:
+        return {"dtype": name, "shape": list(array.shape), "values": flat.tolist()}
+    width = 2 * array.dtype.itemsize
+    values = _bf16_readable(flat) if name == "BF16" else [_readable(v) for v in flat]
+    return {"dtype": name, "shape": list(array.shape), "values": values, "bits": [f"{b:0{width}x}" for b in bits(flat).tolist()]}
 
 
 def _json_bytes(dump: Dump) -> bytes:
-    tensors = {}
-    for name in sorted(dump.tensors):
-        array, dtype = _writable(name, dump.tensors[name])
-        entry = {"dtype": dtype, "shape": list(array.shape), "values": [_readable(v) for v in array.reshape(-1)]}
-        if array.dtype.kind == "f":
-            width = array.dtype.itemsize * 2
-            entry["bits"] = [f"{b:0{width}x}" for b in array.reshape(-1).view(f"<u{array.dtype.itemsize}").tolist()]
-        tensors[name] = entry
-    document = {"format": FORMAT, "metadata": dict(sorted(dump.metadata.items())), "tensors": tensors}
-    return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode()
+    arrays = {name: _writable(name, dump.tensors[name]) for name in sorted(dump.tensors)}
+    elements = sum(array.size for array, _ in arrays.values())
+    if elements > MAX_JSON_ELEMENTS:
+        raise UsageError(f"the JSON form holds at most {MAX_JSON_ELEMENTS} elements, this dump has {elements}: write .safetensors")
+    tensors = {name: _json_entry(array, dtype) for name, (array, dtype) in arrays.items()}
+    metadata = {str(k): str(v) for k, v in sorted(dump.metadata.items())}
+    data = (json.dumps({"format": FORMAT, "metadata": metadata, "tensors": tensors}, indent=2, ensure_ascii=False) + "\n").encode()
+    if len(data) > MAX_JSON_BYTES:
+        raise UsageError(f"the JSON form would take {len(data)} bytes, more than the {MAX_JSON_BYTES} pita reads: write .safetensors")
+    return data
 
 
 # --- npz ---------------------------------------------------------------------------------------
 
 NPZ_METADATA_KEY = "__metadata__"
-
-
-MAX_DEFLATE_RATIO = 1100  # deflate cannot compress better than ~1032:1
+_NPY_HEADERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+_ZIP_METHODS = {zipfile.ZIP_BZIP2: "bzip2", zipfile.ZIP_LZMA: "lzma"}
+# What zipfile and numpy's npy reader raise on a malformed archive.
+_NPZ_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, TypeError, UnicodeDecodeError, struct.error,
+               NotImplementedError)  # zipfile: "zip file version 10.9"
 
 
 def read_npz(path: Path) -> Dump:
-    try:
-        with zipfile.ZipFile(path) as archive:
-            arrays = {}
-            for info in archive.infolist():
-                if not info.filename.endswith(".npy"):
-                    raise ValueError(f"member {info.filename!r} is not an .npy array")
-                arrays[info.filename[:-4]] = _npz_member(archive, info, path.stat().st_size)
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError, NotImplementedError, RuntimeError, TypeError, SyntaxError) as error:
-        raise UsageError(f"{path}: not a readable npz archive ({error})") from None
-    metadata = {}
-    if NPZ_METADATA_KEY in arrays:
+    with _open_regular(path) as (fd, status), open(fd, "rb", closefd=False) as file:
         try:
-            metadata = json.loads(str(arrays.pop(NPZ_METADATA_KEY)))
-        except json.JSONDecodeError as error:
-            raise UsageError(f"{path}: {NPZ_METADATA_KEY} is not JSON ({error})") from None
-        if not isinstance(metadata, dict):
-            raise UsageError(f"{path}: {NPZ_METADATA_KEY} is not a JSON object")
-    return Dump(tensors=arrays, metadata={str(k): str(v) for k, v in metadata.items()}, source=str(path))
+            members = _declared_members(file)
+            if members > MAX_TENSORS + 1:
+                raise UsageError(f"{shown(path)}: {members} members, more than the {MAX_TENSORS} tensors pita reads in a dump")
+            with zipfile.ZipFile(file) as archive:
+                infos = _checked_members(path, archive.infolist(), status.st_size)
+                arrays = {info.filename[:-4]: _npz_array(path, archive, info) for info in infos}
+        except _NPZ_ERRORS as error:
+            raise UsageError(f"{shown(path)}: not a readable npz archive ({_one_line(error)})") from None
+    try:
+        metadata = _npz_metadata(arrays.pop(NPZ_METADATA_KEY, None))
+        for name in arrays:
+            _check_name(name)
+    except ValueError as error:
+        raise UsageError(f"{shown(path)}: {error}") from None
+    tensors = {name: normalize(array) for name, array in arrays.items()}  # big-endian arrays become little-endian
+    return Dump(tensors=tensors, metadata=metadata, source=shown(path))
 
 
-def _npz_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, archive_size: int) -> np.ndarray:
-    """One array, its size checked against the archive before anything is allocated."""
-    if info.compress_size > archive_size:
-        raise ValueError(f"member {info.filename!r} claims {info.compress_size} bytes, more than the archive")
-    if info.compress_type != zipfile.ZIP_STORED and info.file_size > MAX_DEFLATE_RATIO * max(info.compress_size, 1):
-        raise ValueError(f"member {info.filename!r} would inflate {info.file_size // max(info.compress_size, 1)}-fold")
+def _declared_members(file) -> int:
+    """How many members the archive's end record declares, read before `zipfile` builds an object
+    for each (a million of them take half a gigabyte). `_EndRecData` is private to zipfile but has
+    been there, unchanged in use, since Python 2."""
+    end = zipfile._EndRecData(file)
+    return end[zipfile._ECD_ENTRIES_TOTAL] if end else 0
+
+
+def _checked_members(path: Path, infos: list[zipfile.ZipInfo], archive_size: int) -> list[zipfile.ZipInfo]:
+    """The members, once each is an .npy array, stored or deflated, given once, and their sizes
+    bound what they can inflate to."""
+    seen = set()
+    for info in infos:
+        name = f"{shown(path)}: member {_brief(info.filename)}"
+        if not info.filename.endswith(".npy"):
+            raise UsageError(f"{name} is not an .npy array")
+        if info.filename in seen:
+            raise UsageError(f"{name} appears twice")
+        seen.add(info.filename)
+        if info.flag_bits & 0x1:
+            raise UsageError(f"{name} is encrypted")
+        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            method = _ZIP_METHODS.get(info.compress_type, f"method {info.compress_type}")
+            raise UsageError(f"{name} is compressed with {method}; npz members are stored or deflated")
+        if info.compress_type == zipfile.ZIP_STORED and info.file_size != info.compress_size:
+            raise UsageError(f"{name} is stored, declares {info.file_size} bytes but holds {info.compress_size}")
+        if info.file_size > MAX_DEFLATE_RATIO * max(info.compress_size, 1):
+            raise UsageError(f"{name} would inflate {info.file_size // max(info.compress_size, 1)}-fold")
+    if sum(info.compress_size for info in infos) > archive_size:
+        raise UsageError(f"{shown(path)}: members claim more bytes than the archive holds (overlapping members)")
+    inflated = sum(info.file_size for info in infos if info.compress_type == zipfile.ZIP_DEFLATED)
+    if inflated > MAX_INFLATED_BYTES:
+        raise UsageError(f"{shown(path)}: deflated members inflate to {inflated} bytes, more than the {MAX_INFLATED_BYTES} pita reads into memory")
+    return infos
+
+
+def _npz_array(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> np.ndarray:
+    """One array; its header must declare exactly the bytes the member holds, checked before
+    any data is read, and the member must end where the data does (its CRC is checked there)."""
+    name = f"{shown(path)}: member {_brief(info.filename)}"
     with archive.open(info) as member:
         version = np.lib.format.read_magic(member)
-        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-        shape, fortran, dtype = read_header(member)
-        if dtype.hasobject:
-            raise ValueError(f"member {info.filename!r} holds Python objects")
+        if version not in _NPY_HEADERS:
+            raise UsageError(f"{name}: npy format version {version} is not supported")
+        shape, fortran, dtype = _NPY_HEADERS[version](member)
+        if dtype_name(dtype) is None and not (info.filename == NPZ_METADATA_KEY + ".npy" and dtype.kind == "U"):
+            raise UsageError(f"{name} has {_brief(dtype)}, which no dump holds (expected one of {' '.join(DTYPES)})")
+        try:
+            shape = _checked_shape(shape, dtype.itemsize)
+        except ValueError as error:
+            raise UsageError(f"{name}: {error}") from None
         nbytes = math.prod(shape) * dtype.itemsize
-        if nbytes > info.file_size:
-            raise ValueError(f"member {info.filename!r} declares {nbytes} bytes of data in {info.file_size}")
+        if member.tell() + nbytes != info.file_size:
+            raise UsageError(f"{name} declares {nbytes} bytes of data, the archive holds {info.file_size - member.tell()}")
         data = member.read(nbytes)
-    if len(data) != nbytes:
-        raise ValueError(f"member {info.filename!r} is truncated")
-    array = np.frombuffer(data, dtype=dtype)
-    return array.reshape(shape, order="F" if fortran else "C")
+        if len(data) != nbytes or member.read(1):
+            raise UsageError(f"{name} is truncated")
+    return np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C")
+
+
+def _npz_metadata(array: np.ndarray | None) -> dict[str, str]:
+    if array is None:
+        return {}
+    if array.dtype.kind != "U" or array.shape != ():
+        raise ValueError(f"{NPZ_METADATA_KEY} must be one JSON string")
+    try:
+        metadata = _loads(array.item(), MAX_TENSORS)
+    except ValueError as error:
+        raise ValueError(f"{NPZ_METADATA_KEY} is not JSON ({_one_line(error)})") from None
+    if not isinstance(metadata, dict):
+        raise ValueError(f"{NPZ_METADATA_KEY} is not a JSON object")
+    return _checked_metadata(metadata)
 
 
 def _npz_bytes(dump: Dump) -> bytes:
-    import io
-
+    """An uncompressed npz, written member by member (np.savez takes names as keyword arguments,
+    so a tensor named `file` or `allow_pickle` would break it)."""
     buffer = io.BytesIO()
-    arrays = {name: np.asarray(array) for name, array in dump.tensors.items()}
-    arrays[NPZ_METADATA_KEY] = np.array(json.dumps(dump.metadata))
-    np.savez(buffer, **arrays)
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+        for name in sorted(dump.tensors):
+            if name == NPZ_METADATA_KEY:
+                raise UsageError(f"tensor {NPZ_METADATA_KEY!r}: the name is reserved for the metadata in npz")
+            _npz_member(archive, name, _writable(name, dump.tensors[name])[0])
+        _npz_member(archive, NPZ_METADATA_KEY, np.array(json.dumps({str(k): str(v) for k, v in dump.metadata.items()})))
     return buffer.getvalue()
+
+
+def _npz_member(archive: zipfile.ZipFile, name: str, array: np.ndarray) -> None:
+    with archive.open(name + ".npy", "w", force_zip64=True) as member:
+        np.lib.format.write_array(member, array, allow_pickle=False)

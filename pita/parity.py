@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
 
 from pita.compare import ComparisonResult, Tolerance, compare_dumps
+from pita.dtypes import BF16, normalize
 from pita.dump import Dump, read_dump
 
 
@@ -19,19 +21,22 @@ class ParityError(AssertionError):
         self.result = result
 
 
-def assert_parity(reference, candidate, *, atol: float = 1e-6, rtol: float = 0.0, ulp: int | None = None,
+def assert_parity(reference, candidate, *, atol: float | None = None, rtol: float | None = None, ulp: int | None = None,
                   equal_nan: bool = False, rules=None) -> ComparisonResult:
     """Compares two sets of tensors and raises `ParityError` with the full report on a mismatch.
 
     `reference` and `candidate` are each a dump path (safetensors, JSON, npz or a folder), a
-    `Dump`, or a dict of name -> array (numpy arrays, or torch tensors: converted without this
-    module importing torch). `rules` is a path to a rules file or a loaded `Rules`."""
+    `Dump`, or a dict of name -> array (numpy arrays, or torch tensors of any dtype, bfloat16
+    included: converted without this module importing torch). `rules` is a path to a rules file
+    or a loaded `Rules`. Tolerances mean what they mean to `pita compare`: given neither `atol`
+    nor `rtol`, float32/float64 use atol=1e-6, rtol=0 and float16/bfloat16 torch.testing's
+    defaults; given either, both apply to every float tensor; integers and bools compare exactly."""
     from pita.align import load_rules
     from pita.report import render_text
 
     if isinstance(rules, (str, os.PathLike)):
         rules = load_rules(rules)
-    tolerance = Tolerance(atol=atol, rtol=rtol, ulp=ulp, equal_nan=equal_nan)
+    tolerance = Tolerance.from_options(atol=atol, rtol=rtol, ulp=ulp, equal_nan=equal_nan)
     result = compare_dumps(_as_dump(reference, "reference"), _as_dump(candidate, "candidate"), tolerance, rules=rules)
     if not result.ok:
         raise ParityError(render_text(result), result)
@@ -49,6 +54,10 @@ def _as_dump(value, label: str) -> Dump:
 
 
 def _as_array(value) -> np.ndarray:
+    """An array in the dtype a dump holds it in (see `pita.dtypes`)."""
     if hasattr(value, "detach"):  # a torch tensor; torch is already imported by whoever made it
-        value = value.detach().cpu().numpy()
-    return np.asarray(value)
+        value = value.detach().cpu()
+        if str(value.dtype) == "torch.bfloat16":  # numpy has no bfloat16: keep the bits
+            return value.view(sys.modules["torch"].int16).numpy().view(BF16)
+        value = value.numpy()
+    return normalize(value)

@@ -9,8 +9,9 @@ import pytest
 
 
 def pytest_addoption(parser):
-    parser.addini("pita_atol", "default absolute tolerance for assert_parity", default="1e-6")
-    parser.addini("pita_rtol", "default relative tolerance for assert_parity", default="0")
+    # Empty atol and rtol: each float dtype's default, as in `pita compare` (float32: 1e-6, 0).
+    parser.addini("pita_atol", "default absolute tolerance for assert_parity (empty: per dtype)", default="")
+    parser.addini("pita_rtol", "default relative tolerance for assert_parity (empty: per dtype)", default="")
     parser.addini("pita_ulp", "default ULP tolerance for assert_parity (empty: none)", default="")
 
 
@@ -19,8 +20,6 @@ def assert_parity(request):
     """`assert_parity(reference, candidate, **overrides)` with this project's default tolerances."""
     from pita.parity import assert_parity as check
 
-    config = request.config
-    ulp = config.getini("pita_ulp")
-    defaults = {"atol": float(config.getini("pita_atol")), "rtol": float(config.getini("pita_rtol")),
-                "ulp": int(ulp) if ulp else None}
+    option = lambda name, kind: kind(text) if (text := request.config.getini(name)) else None
+    defaults = {"atol": option("pita_atol", float), "rtol": option("pita_rtol", float), "ulp": option("pita_ulp", int)}
     return functools.partial(check, **defaults)

@@ -12,6 +12,7 @@ def render_text(result: ComparisonResult) -> str:
     lines = [f"reference: {result.reference}", f"candidate: {result.candidate}"]
     lines.append(f"tolerance: {result.tolerance.formula()}")
     lines.extend(f"mapping: {mapping}" for mapping in result.mappings)
+    lines.extend(f"note: {note}" for note in result.notes)
     if result.missing or result.extra:
         one_sided = []
         if result.missing:
@@ -27,9 +28,10 @@ def render_text(result: ComparisonResult) -> str:
 
 
 def _tensor_lines(tensor: TensorResult) -> list[str]:
-    if tensor.shape != tensor.candidate_shape and not any("size-1 axes" in note for note in tensor.notes):
-        lines = [f"{tensor.name} SHAPE CONFLICT: reference {tensor.shape}, candidate {tensor.candidate_shape}"]
-        return lines + [f"  diagnosis {d.kind}: {d.message}" for d in tensor.diagnosis]
+    notes = [f"  note: {note}" for note in tensor.notes]
+    diagnosis = [f"  diagnosis {d.kind}: {d.message}" for d in tensor.diagnosis]
+    if tensor.shape_conflict:
+        return [f"{tensor.name} SHAPE CONFLICT: reference {tensor.shape}, candidate {tensor.candidate_shape}", *notes, *diagnosis]
     line = f"{tensor.name} n= {tensor.n} max|diff|={tensor.max_abs_diff:.2e}"
     if tensor.max_ulp is not None:
         line += f" max_ulp={_ulp(tensor.max_ulp)} at {tensor.max_ulp_index}"
@@ -38,33 +40,21 @@ def _tensor_lines(tensor: TensorResult) -> list[str]:
         line += f" MISMATCH {tensor.mismatched}/{tensor.n} ({share:.1f}%)"
     lines = [line]
     if not tensor.ok and tensor.worst_reference is not None:
-        lines.append(f"  worst at {tensor.worst_index}: reference {tensor.worst_reference:.9g}, candidate {tensor.worst_candidate:.9g}; max rel diff {tensor.max_rel_diff:.2e}")
-        examples = "; ".join(f"{e['index']} {e['reference']:.9g} vs {e['candidate']:.9g}" for e in tensor.examples)
+        lines.append(f"  worst at {tensor.worst_index}: reference {_value(tensor.worst_reference)}, candidate {_value(tensor.worst_candidate)}; max rel diff {tensor.max_rel_diff:.2e}")
+        examples = "; ".join(f"{e['index']} {_value(e['reference'])} vs {_value(e['candidate'])}" for e in tensor.examples)
         lines.append(f"  first mismatches: {examples}")
-        lines.append(f"  would pass with: {would_pass(tensor)}")
-    lines.extend(f"  note: {note}" for note in tensor.notes)
+        lines.append(f"  would pass with: {tensor.would_pass}")
+    lines.extend(notes)
     if tensor.float64:
         f = tensor.float64
         lines.append(f"  float64 check: reference error {f['reference_error']:.2e}, candidate error {f['candidate_error']:.2e} "
                      f"(candidate's error is {f['ratio']:.3g}× the reference's own error)")
-    lines.extend(f"  diagnosis {d.kind}: {d.message}" for d in tensor.diagnosis)
-    return lines
+    return lines + diagnosis
 
 
-def would_pass(tensor: TensorResult) -> str:
-    """The smallest tolerances that would have let this tensor pass, each on its own."""
-    options = [f"--atol {_round_up(tensor.max_abs_diff)}", f"--rtol {_round_up(tensor.max_rel_diff)} --atol 0"]
-    if tensor.max_ulp is not None and tensor.max_ulp < 2**63 - 1:
-        options.append(f"--ulp {tensor.max_ulp}")
-    return ", or ".join(options) if tensor.max_abs_diff != float("inf") else "no tolerance (NaN or inf against a number)"
-
-
-def _round_up(value: float) -> str:
-    """Three significant digits, rounded up so the printed tolerance really passes."""
-    if not math.isfinite(value) or value == 0:
-        return f"{value:g}"
-    step = 10 ** (math.floor(math.log10(value)) - 2)
-    return f"{math.ceil(value / step * (1 - 1e-12)) * step:.3g}"
+def _value(value) -> str:
+    """A float to 9 significant digits (float32 round-trips); integers and bools exactly."""
+    return f"{value:.9g}" if isinstance(value, float) else str(value)
 
 
 def _ulp(value: int) -> str:

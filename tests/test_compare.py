@@ -4,9 +4,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from pita.compare import Tolerance, compare_dumps
-from pita.dump import Dump
+from pita.align import Rules
+from pita.compare import DEFAULT_TOLERANCE, Tolerance, compare_dumps
+from pita.dtypes import dtype_name, from_float64, widen
+from pita.dump import Dump, read_dump, write_dump
 from pita.errors import UsageError
+from pita.filetensor import FileTensor
 
 from conftest import f32
 
@@ -14,7 +17,7 @@ arrays = hnp.arrays(np.float32, hnp.array_shapes(min_dims=1, max_dims=3, max_sid
                     elements=st.floats(-1e6, 1e6, width=32, allow_subnormal=False))
 
 
-def compare(reference, candidate, tolerance=Tolerance(), ref_meta=None, cand_meta=None):
+def compare(reference, candidate, tolerance=DEFAULT_TOLERANCE, ref_meta=None, cand_meta=None):
     return compare_dumps(Dump({"t": reference}, ref_meta or {}), Dump({"t": candidate}, cand_meta or {}), tolerance)
 
 
@@ -84,3 +87,122 @@ def test_dumps_of_different_inputs_are_refused_unless_allowed():
     with pytest.raises(UsageError, match="input hashes differ"):
         compare_dumps(ref, cand)
     assert compare_dumps(ref, cand, allow_input_mismatch=True).ok
+
+
+# --- dtypes -------------------------------------------------------------------------------------
+
+
+def test_every_dump_dtype_is_compared_bfloat16_included():
+    values = np.float32([1.0, -2.5, 3.25])
+    bf16 = from_float64(values, "BF16")
+    assert compare(bf16, bf16.copy()).ok
+    result = compare(bf16, from_float64(values * 2, "BF16")).tensors[0]
+    assert not result.ok and (result.dtype, result.candidate_dtype) == ("BF16", "BF16")
+    assert result.worst_reference == 3.25 and [d.kind for d in result.diagnosis] == ["scale"]
+
+
+@pytest.mark.parametrize("reference, candidate", [
+    (np.float32([1.0, 2.0]), np.float64([1.0, 2.0])),
+    (np.bool_([True, False]), np.uint8([1, 0])),
+])
+def test_a_dtype_difference_is_reported_in_text_and_json(reference, candidate):
+    result = compare(reference, candidate)
+    tensor = result.tensors[0]
+    names = (dtype_name(reference.dtype), dtype_name(candidate.dtype))
+    assert (tensor.dtype, tensor.candidate_dtype) == names
+    assert f"dtypes differ: reference {names[0]}, candidate {names[1]}" in tensor.notes
+    data = result.to_dict()["tensors"][0]
+    assert (data["dtype"], data["candidate_dtype"]) == names
+
+
+def test_tensors_of_one_dtype_carry_no_dtype_note():
+    assert not compare(f32([1.0]), f32([1.0])).tensors[0].notes
+
+
+# --- tolerances per dtype -----------------------------------------------------------------------
+
+
+def test_half_formats_get_torch_testing_defaults_unless_a_tolerance_is_given():
+    reference = np.float16([1.0, 2.0, 4.0])
+    candidate = np.float16([1.0, 2.0, 4.003])  # within float16's default rtol of 1e-3, far beyond 1e-6
+    by_dtype = compare(reference, candidate)
+    assert by_dtype.ok and by_dtype.tensors[0].tolerance == "1e-05+0.001*|reference|"
+    assert "default tolerance for F16 (torch.testing's)" in by_dtype.tensors[0].notes[0]
+    assert not compare(reference, candidate, Tolerance.from_options(atol=1e-6)).ok
+    bf16 = lambda v: from_float64(np.float64(v), "BF16")
+    assert compare(bf16([1.0, 3.0]), bf16([1.0, 3.0 * 1.015])).ok  # bfloat16: rtol 1.6e-2
+
+
+def test_float32_and_float64_keep_the_defaults_the_handbook_quotes():
+    for dtype in (np.float32, np.float64):
+        result = compare(dtype([1.0]), dtype([1.0 + 2e-6]))
+        assert not result.ok and result.tolerance.formula().startswith("|candidate - reference| <= atol + rtol*|reference| (atol=1e-06, rtol=0)")
+        assert result.tensors[0].tolerance is None and not result.tensors[0].notes
+
+
+def test_a_mixed_pair_gets_the_larger_of_its_dtypes_defaults():
+    result = compare(np.float32([4.0]), np.float16([4.003]))
+    assert result.ok and result.tensors[0].tolerance == "1e-05+0.001*|reference|"
+
+
+@pytest.mark.parametrize("reference, candidate", [
+    (np.int64([1, 2]), np.int64([1, 3])),
+    (np.bool_([True]), np.bool_([False])),
+    (np.int32([1]), np.float32([1.5])),
+])
+def test_integers_and_bools_compare_exactly_under_any_tolerance(reference, candidate):
+    result = compare(reference, candidate, Tolerance.from_options(atol=10.0, rtol=10.0))
+    tensor = result.tensors[0]
+    assert not result.ok and tensor.tolerance == "exact"
+    assert tensor.would_pass == "no tolerance (integers and bools compare exactly)"
+
+
+def test_the_rules_file_cannot_loosen_an_integer_tensor():
+    rules = Rules(tolerances={"t": {"atol": 5.0}})
+    result = compare_dumps(Dump({"t": np.int64([1])}), Dump({"t": np.int64([2])}), rules=rules)
+    assert not result.ok and "the rules file's tolerance does not apply" in result.tensors[0].notes[0]
+
+
+# --- shapes, files, the float64 run -------------------------------------------------------------
+
+
+def test_size_one_axes_are_compared_flat_in_files_too(tmp_path):
+    n = 1 << 18  # 1 MiB of float32: left in the file
+    values = np.random.default_rng(3).standard_normal(n).astype(np.float32)
+    write_dump(Dump({"t": values.reshape(1, n)}), tmp_path / "r.safetensors")
+    write_dump(Dump({"t": (values * 2).reshape(n, 1)}), tmp_path / "c.safetensors")
+    write_dump(Dump({"t": values.reshape(n, 1)}), tmp_path / "same.safetensors")
+    reference = read_dump(tmp_path / "r.safetensors")
+    assert isinstance(reference.tensors["t"], FileTensor)
+    assert compare_dumps(reference, read_dump(tmp_path / "same.safetensors")).ok
+    tensor = compare_dumps(reference, read_dump(tmp_path / "c.safetensors")).tensors[0]
+    assert not tensor.ok and "size-1 axes" in tensor.notes[0] and [d.kind for d in tensor.diagnosis] == ["scale"]
+
+
+@pytest.mark.parametrize("shape", [(3,), (1, 4), (4, 1)])
+def test_a_float64_run_of_another_shape_is_a_usage_error(shape):
+    reference, candidate = Dump({"t": f32([1, 2, 3, 4])}), Dump({"t": f32([1, 2, 3, 5])})
+    with pytest.raises(UsageError, match="--reference64: tensor 't' has shape"):
+        compare_dumps(reference, candidate, reference64=Dump({"t": np.ones(shape)}))
+
+
+def test_the_float64_run_judges_files_and_every_float_dtype(tmp_path):
+    exact = np.linspace(0.1, 1.0, 1 << 18)
+    write_dump(Dump({"t": exact}), tmp_path / "r64.safetensors")
+    write_dump(Dump({"t": exact.astype(np.float32)}), tmp_path / "r.safetensors")
+    write_dump(Dump({"t": widen(from_float64(exact, "BF16")).reshape(-1, 1)}), tmp_path / "c.safetensors")
+    write_dump(Dump({"t": from_float64(exact, "BF16").reshape(-1, 1)}), tmp_path / "c16.safetensors")
+    reference, reference64 = read_dump(tmp_path / "r.safetensors"), read_dump(tmp_path / "r64.safetensors")
+    for candidate in ("c", "c16"):
+        f = compare_dumps(reference, read_dump(tmp_path / f"{candidate}.safetensors"), reference64=reference64).tensors[0].float64
+        assert f["reference_error"] <= 2.0**-24 and 2.0**-10 < f["candidate_error"] <= 2.0**-9 and f["ratio"] > 1000
+
+
+# --- what the readers said ----------------------------------------------------------------------
+
+
+def test_the_dump_readers_notes_are_kept_with_their_side():
+    reference, candidate = Dump({"t": f32([1])}), Dump({"t": f32([1])})
+    reference.notes = ["skipped notes.txt: not a dump"]
+    result = compare_dumps(reference, candidate)
+    assert result.notes == ["reference: skipped notes.txt: not a dump"] and result.to_dict()["notes"] == result.notes

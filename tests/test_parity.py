@@ -40,3 +40,34 @@ def test_the_pytest_plugin_loads_without_torch(tmp_path):
                           cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "2 passed" in proc.stdout
+
+
+def test_assert_parity_has_the_cli_semantics_for_dtypes():
+    half = {"w": np.float16([4.0])}, {"w": np.float16([4.003])}  # within float16's default rtol of 1e-3
+    assert pita.assert_parity(*half).tensors[0].tolerance == "1e-05+0.001*|reference|"
+    with pytest.raises(ParityError):
+        pita.assert_parity(*half, atol=1e-6)  # given, atol applies to every float tensor
+    with pytest.raises(ParityError, match="integers and bools compare exactly"):
+        pita.assert_parity({"n": np.int64([3])}, {"n": np.int64([4])}, atol=10.0)
+
+
+def test_assert_parity_takes_bfloat16_torch_tensors():
+    torch = pytest.importorskip("torch")
+    reference = {"w": torch.tensor([1.0, 2.0], dtype=torch.bfloat16)}
+    assert pita.assert_parity(reference, {"w": torch.tensor([1.0, 2.0], dtype=torch.bfloat16)}).tensors[0].dtype == "BF16"
+    with pytest.raises(ParityError, match="candidate = 2 × reference"):
+        pita.assert_parity(reference, {"w": torch.tensor([2.0, 4.0], dtype=torch.bfloat16)})
+
+
+def test_the_pytest_plugin_defaults_to_per_dtype_tolerances(tmp_path):
+    (tmp_path / "test_user.py").write_text(
+        "import numpy as np, pytest\n"
+        "def test_half(assert_parity):\n"
+        "    assert_parity({'w': np.float16([4.0])}, {'w': np.float16([4.003])})\n"
+        "def test_single(assert_parity):\n"
+        "    with pytest.raises(AssertionError):\n"
+        "        assert_parity({'w': np.float32([4.0])}, {'w': np.float32([4.00001])})\n"
+    )
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from pita.diagnose import nan, offset, permutation, rounding, scale, sign, transpose
-from pita.diagnose.base import Context, Diagnosis
+from pita.diagnose.base import SAMPLE, Context, Diagnosis, Pair
 
 # Checked in this order; every rule that fits is reported. Rules that can explain a shape
 # conflict (an axis order) set SHAPES_MAY_DIFFER.
@@ -14,34 +16,51 @@ RULES = (nan, scale, sign, offset, transpose, permutation, rounding)
 
 __all__ = ["Context", "Diagnosis", "RULES", "corroborate", "explain", "reference_page"]
 SECTIONS = ("What it detects", "Why it happens in a port", "Example", "Remedy")
+SAME_PARAMETER = 1e-6  # relative agreement of two findings' parameters beyond their data's rounding
 
 
-def explain(reference: np.ndarray, candidate: np.ndarray, tolerance, context: Context) -> list[Diagnosis]:
-    """Every rule's explanation of a failing tensor pair that fits."""
-    same_shape = reference.shape == candidate.shape
-    rules = [rule for rule in RULES if same_shape or getattr(rule, "SHAPES_MAY_DIFFER", False)]
-    found = [d for d in (rule.detect(reference, candidate, tolerance.atol, context) for rule in rules) if d is not None]
+def explain(reference, candidate, tolerance, context: Context, stats=None) -> list[Diagnosis]:
+    """Every rule's explanation of a failing tensor pair that fits. The tensors may be arrays or
+    `FileTensor`s of any size: rules read a bounded sample (`Pair`), and a finding that rests on a
+    sample says so and how big. `stats` is what `measure` found for the pair, if known."""
+    pair = Pair(reference, candidate, tolerance, context, stats)
+    if not pair.comparable:
+        return []
+    rules = [rule for rule in RULES if pair.same_shape or getattr(rule, "SHAPES_MAY_DIFFER", False)]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # float64 extremes overflow in differences
+        found = [d for d in (rule.detect(pair) for rule in rules) if d is not None]
     # Rounding is the explanation of last resort: a consistent scale of 0.99996 also looks like
     # float16-sized noise, and then the scale is the true story.
     if any(d.kind != rounding.KIND for d in found):
         found = [d for d in found if d.kind != rounding.KIND]
+    if pair.sampled:
+        for d in found:
+            d.sample = int(pair.positions.size)
+            d.message += f" (on a sample of {d.sample} of {pair.size} elements)"
     return found
 
 
 def corroborate(per_tensor: list[list[Diagnosis]]) -> None:
     """Keeps a tentative finding (say, a factor read off a single element) only where a firm
     finding of the same kind and parameters stands on another tensor; drops it otherwise."""
-    firm = {(d.kind, _key(d)) for found in per_tensor for d in found if not d.tentative}
+    firm = [d for found in per_tensor for d in found if not d.tentative]
     for found in per_tensor:
-        kept = [d for d in found if not d.tentative or (d.kind, _key(d)) in firm]
+        kept = [d for d in found if not d.tentative or any(same_finding(d, other) for other in firm)]
         for d in kept:
             if d.tentative:
                 d.message += " (one element; the same finding fits the other tensors)"
         found[:] = kept
 
 
-def _key(diagnosis: Diagnosis):
-    return tuple(sorted((k, round(v, 4)) for k, v in diagnosis.params.items() if isinstance(v, float)))
+def same_finding(a: Diagnosis, b: Diagnosis) -> bool:
+    """Same kind, and every numeric parameter equal to within SAME_PARAMETER relative, or within
+    what the rounding of either finding's data leaves uncertain: offsets of 0.00012 and 0.00014
+    are two findings (rounding to 4 decimals would make them one), factors of 4 and 4.0000001
+    read off float32 values one."""
+    numbers = lambda d: {k: v for k, v in d.params.items() if isinstance(v, float)}
+    ours, theirs = numbers(a), numbers(b)
+    return a.kind == b.kind and ours.keys() == theirs.keys() and all(
+        math.isclose(ours[k], theirs[k], rel_tol=SAME_PARAMETER, abs_tol=max(a.precision, b.precision)) for k in ours)
 
 
 def reference_page() -> str:
@@ -53,6 +72,9 @@ def reference_page() -> str:
         "When a tensor fails, `pita compare` tries every rule below and reports each that fits, with",
         "the error left after applying it (`--format json`: `diagnosis`, a list of `{kind, ...params}`).",
         "A rule fits only when it leaves at most 1% of the original error (or less than atol).",
+        f"Tensors of more than {SAMPLE} elements are diagnosed on a seeded sample of {SAMPLE} (every rule,",
+        "axis orders included: candidate elements are set against the reference elements they would come",
+        "from); such a finding ends with `(on a sample of k of n elements)`, and `sample` in the JSON.",
         "",
     ]
     for rule in RULES:

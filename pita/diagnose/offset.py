@@ -19,20 +19,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from pita.diagnose.base import Context, Diagnosis, explains
+from pita.diagnose.base import Diagnosis, Pair, explains
 
 KIND = "offset"
 
 
-def detect(reference: np.ndarray, candidate: np.ndarray, atol: float, context: Context) -> Diagnosis | None:
-    r, c = reference.astype(np.float64).ravel(), candidate.astype(np.float64).ravel()
-    if r.size == 0 or not (np.all(np.isfinite(r)) and np.all(np.isfinite(c))):
+def detect(pair: Pair) -> Diagnosis | None:
+    r, c = pair.reference_values, pair.candidate_values
+    if r.size == 0 or not pair.finite:
         return None
     value = float(np.median(c - r))
-    if abs(value) <= atol:
+    if abs(value) <= pair.atol:
         return None
     residual = float(np.max(np.abs(c - r - value)))
-    if not explains(residual, float(np.max(np.abs(c - r))), atol):
+    if not explains(residual, float(np.max(np.abs(c - r))), pair.atol):
         return None
     return Diagnosis(KIND, {"value": value}, f"candidate = reference {'+' if value > 0 else '−'} {abs(value):.6g} "
-                     f"(after subtracting it: max|diff| {residual:.2e})", residual, tentative=r.size < 2)
+                     f"(after subtracting it: max|diff| {residual:.2e})", residual, tentative=r.size < 2,
+                     precision=2 * pair.epsilon * float(np.max(np.maximum(np.abs(r), np.abs(c)))))

@@ -23,36 +23,73 @@ from __future__ import annotations
 
 import numpy as np
 
-from pita.diagnose.base import Context, Diagnosis
+from pita.diagnose.base import SAMPLE, Diagnosis, Pair, read
 from pita.diagnose.transpose import best_axis_order
 
 KIND = "permutation"
 SHAPES_MAY_DIFFER = True
-MAX_ROW_PAIRS = 4_000_000  # rows² · row size above which matching rows is skipped
+KEY_COLUMNS = 4  # columns (or all of a shorter row) that must identify every row
+MATCH_WORK = 1 << 22  # element comparisons allowed among rows whose keys are within atol
 
 
-def detect(reference: np.ndarray, candidate: np.ndarray, atol: float, context: Context) -> Diagnosis | None:
-    found = best_axis_order(reference, candidate, atol, swaps_only=False)
+def detect(pair: Pair) -> Diagnosis | None:
+    found = best_axis_order(pair, swaps_only=False)
     if found is not None:
         order, residual = found
         return Diagnosis(KIND, {"axes": order}, f"candidate = reference with axes reordered to {order} (after permuting: max|diff| {residual:.2e})", residual)
-    return _rows(reference, candidate, atol)
+    return _rows(pair)
 
 
-def _rows(reference: np.ndarray, candidate: np.ndarray, atol: float) -> Diagnosis | None:
-    if reference.shape != candidate.shape or reference.ndim < 1 or reference.shape[0] < 2:
+def _rows(pair: Pair) -> Diagnosis | None:
+    """Rows matched on a few key columns, then checked on the whole sample."""
+    if not pair.same_shape or not pair.comparable or len(pair.shape) < 1 or pair.shape[0] < 2:
         return None
-    n = reference.shape[0]
-    r = reference.reshape(n, -1).astype(np.float64)
-    c = candidate.reshape(n, -1).astype(np.float64)
-    if n * n * r.shape[1] > MAX_ROW_PAIRS or not (np.all(np.isfinite(r)) and np.all(np.isfinite(c))):
+    n = pair.shape[0]
+    width = pair.size // n
+    columns = _key_columns(n, width)
+    if columns is None:
         return None
-    distance = np.max(np.abs(c[:, None, :] - r[None, :, :]), axis=2)  # [candidate row, reference row]
-    rows = np.argmin(distance, axis=1)
-    residual = float(distance[np.arange(n), rows].max())
-    if len(set(rows.tolist())) != n or residual > atol or np.array_equal(rows, np.arange(n)):
+    key_positions = (np.arange(n, dtype=np.int64)[:, None] * width + columns[None, :]).ravel()
+    reference_keys = read(pair.reference, key_positions).reshape(n, -1)
+    candidate_keys = read(pair.candidate, key_positions).reshape(n, -1)
+    if not (np.all(np.isfinite(reference_keys)) and np.all(np.isfinite(candidate_keys))):
         return None
-    shown = rows.tolist() if n <= 16 else rows[:16].tolist() + ["…"]
+    rows = match_rows(reference_keys, candidate_keys, pair.atol)
+    if rows is None or np.unique(rows).size != n or np.array_equal(rows, np.arange(n)):
+        return None
+    residual = pair.residual_under(lambda positions: rows[positions // width] * width + positions % width, pair.atol)
+    if residual is None:
+        return None
+    shown = rows.tolist() if n <= 16 else "[" + ", ".join(map(str, rows[:16].tolist())) + ", …]"
     moved = int(np.count_nonzero(rows != np.arange(n)))
     message = f"candidate rows are reference rows {shown} ({moved} of {n} rows moved; after reordering: max|diff| {residual:.2e})"
     return Diagnosis(KIND, {"rows": rows.tolist()}, message, residual)
+
+
+def _key_columns(rows: int, width: int) -> np.ndarray | None:
+    """Evenly spread columns, as many as a sample holds for every row; None when too few fit."""
+    count = min(width, SAMPLE // rows)
+    if count < min(width, KEY_COLUMNS):
+        return None
+    return np.unique(np.linspace(0, width - 1, count).astype(np.int64))
+
+
+def match_rows(reference_keys: np.ndarray, candidate_keys: np.ndarray, atol: float) -> np.ndarray | None:
+    """For each candidate row, the reference row within atol of it on every key column (the
+    closest, if several), or None when some candidate row has none. Reference rows are sorted by
+    the key column that varies most, so each candidate row is set only against the rows near it."""
+    column = int(np.argmax(np.ptp(reference_keys, axis=0)))
+    order = np.argsort(reference_keys[:, column], kind="stable")
+    keys = reference_keys[order, column]
+    low = np.searchsorted(keys, candidate_keys[:, column] - atol, "left")
+    high = np.searchsorted(keys, candidate_keys[:, column] + atol, "right")
+    if int(np.sum(high - low)) * reference_keys.shape[1] > MATCH_WORK:
+        return None  # too many near ties to match cheaply
+    rows = np.empty(candidate_keys.shape[0], dtype=np.int64)
+    for row, (start, stop) in enumerate(zip(low.tolist(), high.tolist())):
+        near = order[start:stop]
+        distance = np.max(np.abs(reference_keys[near] - candidate_keys[row]), axis=1, initial=0.0)
+        if near.size == 0 or distance.min() > atol:
+            return None
+        rows[row] = near[int(np.argmin(distance))]
+    return rows

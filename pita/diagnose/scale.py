@@ -23,16 +23,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from pita.diagnose.base import Context, Diagnosis, explains, format_factor
+from pita.diagnose.base import Context, Diagnosis, Pair, explains, format_factor
 
 KIND = "scale"
 NOT_A_SCALE = 1e-6  # |k - 1| below this is float32 rounding, not a scale
 
 
-def detect(reference: np.ndarray, candidate: np.ndarray, atol: float, context: Context) -> Diagnosis | None:
-    r, c = reference.astype(np.float64).ravel(), candidate.astype(np.float64).ravel()
-    if not (np.all(np.isfinite(r)) and np.all(np.isfinite(c))):
+def detect(pair: Pair) -> Diagnosis | None:
+    if not pair.finite:
         return None
+    r, c = pair.reference_values, pair.candidate_values
     nonzero = r != 0
     if not nonzero.any():
         return None
@@ -41,17 +41,19 @@ def detect(reference: np.ndarray, candidate: np.ndarray, atol: float, context: C
         return None
     before = float(np.max(np.abs(c - r)))
     residual = float(np.max(np.abs(c / factor - r)))
-    if not explains(residual, before, atol):
+    if not explains(residual, before, pair.atol):
         return None
     shown = format_factor(factor)
     message = f"candidate = {shown} × reference (after dividing by {shown}: max|diff| {residual:.2e})"
-    hint = _batch_hint(factor, context)
+    hint = _batch_hint(factor, pair.context)
+    support = int(np.count_nonzero(nonzero))
     return Diagnosis(
         kind=KIND,
-        params={"factor": factor, "support": int(np.count_nonzero(nonzero)), "hint": hint},
+        params={"factor": factor, "support": support, "hint": hint},
         message=f"{message}; {hint}" if hint else message,
         residual=residual,
-        tentative=int(np.count_nonzero(nonzero)) < 2,
+        tentative=support < 2,
+        precision=2 * pair.epsilon * abs(factor),  # a ratio of two rounded values
     )
 
 

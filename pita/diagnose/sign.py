@@ -20,17 +20,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from pita.diagnose.base import Context, Diagnosis, explains
+from pita.diagnose.base import Diagnosis, Pair, explains
 
 KIND = "sign"
 
 
-def detect(reference: np.ndarray, candidate: np.ndarray, atol: float, context: Context) -> Diagnosis | None:
-    r, c = reference.astype(np.float64).ravel(), candidate.astype(np.float64).ravel()
-    if not (np.all(np.isfinite(r)) and np.all(np.isfinite(c))) or np.max(np.abs(r), initial=0.0) <= atol:
+def detect(pair: Pair) -> Diagnosis | None:
+    r, c = pair.reference_values, pair.candidate_values
+    if not pair.finite or np.max(np.abs(r), initial=0.0) <= pair.atol:
         return None
     residual = float(np.max(np.abs(c + r)))
-    if not explains(residual, float(np.max(np.abs(c - r))), atol):
+    if not explains(residual, float(np.max(np.abs(c - r))), pair.atol):
         return None
     return Diagnosis(KIND, {}, f"candidate = −reference (after negating: max|diff| {residual:.2e})", residual,
                      tentative=int(np.count_nonzero(r)) < 2)

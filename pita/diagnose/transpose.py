@@ -25,10 +25,11 @@ import itertools
 
 import numpy as np
 
-from pita.diagnose.base import Context, Diagnosis, explains
+from pita.diagnose.base import Diagnosis, Pair, explained_limit
 
 KIND = "transpose"
 SHAPES_MAY_DIFFER = True
+EXACT = 1e-6  # an axis order must reproduce the values to this fraction of max|reference| (or atol)
 
 
 def axis_orders(ndim: int, swaps_only: bool):
@@ -44,24 +45,42 @@ def axis_orders(ndim: int, swaps_only: bool):
         yield from (p for p in itertools.permutations(identity) if p != identity and p not in swaps)
 
 
-def best_axis_order(reference: np.ndarray, candidate: np.ndarray, atol: float, swaps_only: bool):
-    """The axis order that explains the difference, with its residual, or None."""
-    if reference.ndim < 2 or not (np.all(np.isfinite(reference)) and np.all(np.isfinite(candidate))):
+def best_axis_order(pair: Pair, swaps_only: bool):
+    """The axis order that explains the difference, with its residual, or None. Each order is
+    checked on the sampled candidate elements against the reference elements it says they came
+    from, so a tensor of any size costs at most a sample of reads per order."""
+    ndim = len(pair.shape)
+    if ndim < 2 or not pair.comparable or not np.all(np.isfinite(pair.candidate_values)):
         return None
-    r, c = reference.astype(np.float64), candidate.astype(np.float64)
-    before = float(np.max(np.abs(c - r))) if r.shape == c.shape else np.inf
-    for order in axis_orders(r.ndim, swaps_only):
-        moved = np.transpose(r, order)
-        if moved.shape != c.shape:
+    limit = _limit(pair)
+    for order in axis_orders(ndim, swaps_only):
+        if tuple(pair.shape[axis] for axis in order) != pair.candidate_shape:
             continue
-        residual = float(np.max(np.abs(c - moved), initial=0.0))
-        if explains(residual, before, atol) and residual <= max(atol, 1e-6 * float(np.max(np.abs(r), initial=0.0))):
+        residual = pair.residual_under(lambda positions: source_positions(positions, order, pair), limit)
+        if residual is not None:
             return list(order), residual
     return None
 
 
-def detect(reference: np.ndarray, candidate: np.ndarray, atol: float, context: Context) -> Diagnosis | None:
-    found = best_axis_order(reference, candidate, atol, swaps_only=True)
+def source_positions(candidate_positions: np.ndarray, order, pair: Pair) -> np.ndarray:
+    """The reference's flat positions of candidate elements, if candidate = reference.transpose(order)."""
+    index = np.unravel_index(candidate_positions, pair.candidate_shape)
+    source = [None] * len(order)
+    for axis, moved in enumerate(order):
+        source[moved] = index[axis]
+    return np.ravel_multi_index(source, pair.shape)
+
+
+def _limit(pair: Pair) -> float:
+    """The residual an axis order may leave: it explains the error (when the shapes agree) and
+    reproduces the values nearly exactly, so that a symmetric-looking tensor is not called transposed."""
+    r = pair.reference_values
+    before = float(np.max(np.abs(pair.candidate_values - r))) if pair.same_shape else np.inf
+    return min(explained_limit(before, pair.atol), max(pair.atol, EXACT * float(np.max(np.abs(r), initial=0.0))))
+
+
+def detect(pair: Pair) -> Diagnosis | None:
+    found = best_axis_order(pair, swaps_only=True)
     if found is None:
         return None
     order, residual = found

@@ -6,6 +6,7 @@ import pytest
 from pita import diagnose
 from pita.compare import Tolerance
 from pita.diagnose.base import Context
+from pita.dtypes import from_float64, widen
 
 
 RNG = np.random.default_rng(7)
@@ -79,5 +80,35 @@ def test_a_tiny_consistent_scale_is_a_scale_not_rounding():
 def test_a_small_semantic_difference_is_not_called_rounding():
     running_var = np.float32([0.905, 0.905, 0.81, 0.77])
     assert kinds(running_var * np.float32(1.0018), running_var) == {} or "rounding" not in kinds(running_var * np.float32(1.0018), running_var)
-    bf16 = (V.view(np.uint32) & 0xFFFF0000).view(np.float32)
+    bf16 = widen(from_float64(V, "BF16"))
     assert kinds(V, bf16)["rounding"].params["level"] == "bfloat16"
+
+
+@pytest.mark.parametrize("low", [0.5, 600.0])
+def test_integer_valued_data_is_not_called_float16(low):
+    # floor() gives values float16 holds exactly, within float16's relative step of the reference
+    # when the values are large; they are still not the reference rounded to nearest float16.
+    reference = RNG.uniform(low, 2000.0, 256).astype(np.float32)
+    assert "rounding" not in kinds(reference, np.floor(reference))
+    assert "rounding" not in kinds(np.floor(reference), reference)
+
+
+def test_rounding_names_the_side_and_the_format_it_was_rounded_to():
+    wide = RNG.standard_normal(64)
+    assert kinds(widen(from_float64(wide, "F16")), wide)["rounding"].params == {
+        "level": "float16", "side": "reference", "max_rel_diff": pytest.approx(2.0**-11, rel=0.5)}
+    found = kinds(wide, wide.astype(np.float32))["rounding"]
+    assert (found.params["level"], found.params["side"]) == ("float32", "candidate")
+
+
+def test_a_few_rounded_elements_are_not_enough_to_name_a_format():
+    values = np.float32([1.0001, 2.0, 3.0, 4.0, 5.0])
+    assert "rounding" not in kinds(values, widen(from_float64(values, "F16")))
+
+
+def test_ulp_noise_is_counted_over_the_whole_tensor_in_its_own_dtype():
+    values = np.linspace(1, 2, 9, dtype=np.float16)
+    assert kinds(values, np.nextafter(values, np.float16(3)))["rounding"].params == {"level": "ulp", "ulps": 1}
+    far = values.copy()
+    far[4] = np.float16(far[4] + np.float16(8 * 2**-10 * far[4]))  # 8 float16 ULPs is not noise
+    assert "rounding" not in kinds(values, far)

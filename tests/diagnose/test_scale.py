@@ -3,13 +3,13 @@ import numpy as np
 from pita import diagnose
 from pita.compare import Tolerance
 from pita.diagnose import scale
-from pita.diagnose.base import Context, format_factor
+from pita.diagnose.base import Context, Pair, format_factor
 
 from conftest import f32
 
 
 def detect(reference, candidate, batch_sizes=()):
-    return scale.detect(f32(reference), f32(candidate), 1e-6, Context(batch_sizes=set(batch_sizes)))
+    return scale.detect(Pair(f32(reference), f32(candidate), Tolerance(), Context(batch_sizes=set(batch_sizes))))
 
 
 def test_finds_the_batch_factor_and_names_the_unreduced_loss():
