@@ -26,8 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
     compare = commands.add_parser("compare", help="compare two dumps (reference first)")
     compare.add_argument("reference")
     compare.add_argument("candidate")
-    compare.add_argument("--atol", type=float, default=1e-6, help="absolute tolerance (default 1e-6)")
-    compare.add_argument("--rtol", type=float, default=0.0, help="relative tolerance, times |reference| (default 0)")
+    compare.add_argument("--atol", type=float, help="absolute tolerance (default 1e-6 for float32/float64; torch.testing's for float16/bfloat16)")
+    compare.add_argument("--rtol", type=float, help="relative tolerance, times |reference| (default 0 for float32/float64; torch.testing's for float16/bfloat16)")
     compare.add_argument("--ulp", type=int, metavar="N", help="an element also passes when at most N ULPs apart")
     compare.add_argument("--equal-nan", action="store_true", help="let NaN match NaN")
     compare.add_argument("--allow-input-mismatch", action="store_true", help="compare dumps whose input hashes differ")
@@ -71,7 +71,7 @@ def _compare(args) -> int:
                 checked_tolerance(key, getattr(args, key))
             except ValueError as error:
                 raise UsageError(f"--{error}") from None
-    tolerance = Tolerance(atol=args.atol, rtol=args.rtol, ulp=args.ulp, equal_nan=args.equal_nan)
+    tolerance = Tolerance.from_options(atol=args.atol, rtol=args.rtol, ulp=args.ulp, equal_nan=args.equal_nan)
     rules = load_rules(args.rules) if args.rules else None
     reference, candidate = read_dump(args.reference), read_dump(args.candidate)
     reference64 = read_dump(args.reference64) if args.reference64 else None

@@ -6,6 +6,7 @@ import json
 import math
 
 from pita.compare import ComparisonResult, TensorResult
+from pita.stats import ULP_UNBOUNDED
 
 
 def render_text(result: ComparisonResult) -> str:
@@ -58,7 +59,7 @@ def _value(value) -> str:
 
 
 def _ulp(value: int) -> str:
-    return "inf" if value >= 2**63 else str(value)
+    return "inf" if value >= ULP_UNBOUNDED else str(value)  # NaN against a number, inf against a finite value
 
 
 def render_json(result: ComparisonResult) -> str:

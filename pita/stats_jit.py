@@ -1,15 +1,17 @@
 """The float32 kernel behind `pita.stats.measure`, compiled by numba (cached on disk).
 
 It gives the same verdict and statistics as the numpy path in `pita.stats`, which the tests hold
-it to, at the speed of reading the files. Each element pair is looked at twice at most:
+it to, at the speed of reading the files. Nearly every element pair is looked at once, by a screen:
 
 - a screen over a sub-block of SUB_BLOCK elements, written so that LLVM vectorises it without
   fast-math (integer and boolean reductions only; float maxima are not reduced but compared
   against the running ones): it counts mismatches and tells whether the sub-block could change
   anything else (a non-finite value, a new largest |diff|, ULP distance or relative difference,
-  a mismatch while example positions are still wanted);
-- only where it could, an exact scalar pass over that sub-block, which updates every statistic
-  and position in order.
+  a mismatch while example positions are still wanted). With rtol 0 it runs in float32 first
+  (`_screen32`, twice the lanes), with bounds rounded so that it decides exactly as float64
+  would, and hands over to the float64 screen (`_screen`) wherever float32 could round;
+- only where a screen says something may change, an exact scalar pass over that sub-block,
+  which updates every statistic and position in order.
 
 After a few training steps every element of a port differs by some ULPs, and maxima stop growing
 after the first blocks, so nearly every sub-block is settled by the screen alone. The tensor is
