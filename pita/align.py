@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pita.dump import read_regular_file, shown
+from pita.files import read_regular_file, shown
 from pita.errors import UsageError
 
 SIDES = ("reference", "candidate")

@@ -30,7 +30,8 @@ import numpy as np
 
 from pita.dtypes import DTYPES, FLOATS, bits, dtype_name, from_float64, normalize, widen
 from pita.errors import UsageError
-from pita.filetensor import FileIdentity, FileTensor
+from pita.files import FileIdentity, open_regular, read_array, read_regular_file, shown, stat_path
+from pita.filetensor import FileTensor
 
 FORMAT = "pita-dump/1"
 SUFFIXES = (".safetensors", ".json", ".npz")  # matched in any case: W.NPZ is an npz
@@ -78,7 +79,7 @@ def read_dump(path: str | os.PathLike) -> Dump:
     if not os.fspath(path):
         raise UsageError("empty path: name a dump file or a folder of dumps")
     path = Path(path)
-    if stat.S_ISDIR(_stat(path).st_mode):
+    if stat.S_ISDIR(stat_path(path).st_mode):
         return read_directory(path)
     return _read_file(path)
 
@@ -89,76 +90,6 @@ def _read_file(path: Path) -> Dump:
     if reader is None:
         raise UsageError(f"{shown(path)}: unknown dump suffix {_brief(path.suffix)} (expected {', '.join(SUFFIXES)})")
     return reader(path)
-
-
-def shown(path: str | os.PathLike) -> str:
-    """A path as messages and reports print it: on one line, control characters and bytes that
-    are not UTF-8 escaped (a newline in a file name must not start a new report line)."""
-    text = os.fspath(path)
-    return text if text.isprintable() else repr(text)[1:-1]
-
-
-# --- opening files -----------------------------------------------------------------------------
-
-
-def read_regular_file(path: str | os.PathLike, max_bytes: int, what: str) -> bytes:
-    """The bytes of the regular file `path`, at most `max_bytes` of them (`what` names it in the
-    message); `UsageError` for a FIFO, a device, a folder, a missing or unreadable path."""
-    path = Path(path)
-    with _open_regular(path) as (fd, status):
-        if status.st_size > max_bytes:
-            raise UsageError(f"{shown(path)}: {status.st_size} bytes, more than the {max_bytes} pita reads in {what}")
-        data = os.pread(fd, status.st_size + 1, 0)  # one byte more: a file that grew is seen
-    if len(data) != status.st_size:
-        raise UsageError(f"{shown(path)}: the file changed while being read")
-    return data
-
-
-@contextlib.contextmanager
-def _open_regular(path: Path):
-    """A descriptor on the regular file `path`, and its status. The path is checked before it is
-    opened, so no device is opened (opening some has side effects), and the descriptor after, so
-    the file checked is the file read; O_NONBLOCK keeps a FIFO swapped in between from blocking."""
-    _check_regular(path, _stat(path))
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as error:
-        raise UsageError(f"{shown(path)}: cannot open ({error.strerror})") from None
-    try:
-        status = os.fstat(fd)
-        _check_regular(path, status)
-        yield fd, status
-    finally:
-        os.close(fd)
-
-
-def _stat(path: Path) -> os.stat_result:
-    try:
-        return os.stat(path)
-    except OSError as error:  # missing, a parent that is a file, a name too long, a symlink loop, ...
-        raise UsageError(f"{shown(path)}: {error.strerror}") from None
-    except ValueError as error:  # a NUL byte in the path
-        raise UsageError(f"{shown(path)}: {error}") from None
-
-
-_FILE_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
-
-
-def _check_regular(path: Path, status: os.stat_result) -> None:
-    if not stat.S_ISREG(status.st_mode):
-        kind = next((name for test, name in _FILE_KINDS if test(status.st_mode)), "a special file")
-        raise UsageError(f"{shown(path)}: {kind}, not a regular file (pita reads regular files only)")
-
-
-def _read_array(fd: int, path: Path, offset: int, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
-    """An array read from the open file at `offset`, straight into its own (writable) memory."""
-    array = np.empty(shape, dtype=dtype)
-    raw = memoryview(array.reshape(-1).view(np.uint8))
-    if raw.nbytes and os.preadv(fd, [raw], offset) != raw.nbytes:
-        raise UsageError(f"{shown(path)}: the file was truncated while being read")
-    return array
 
 
 # --- folders -----------------------------------------------------------------------------------
@@ -399,16 +330,16 @@ def _checked_metadata(metadata: dict) -> dict[str, str]:
 
 
 def read_safetensors(path: Path) -> Dump:
-    with _open_regular(path) as (fd, status):
+    with open_regular(path) as (fd, status):
         size = status.st_size
         if size < 8:
             raise UsageError(f"{shown(path)}: truncated safetensors file ({size} bytes; the header length alone takes 8)")
-        header_len = int(_read_array(fd, path, 0, np.dtype("<u8"), ()))
+        header_len = int(read_array(fd, path, 0, np.dtype("<u8"), ()))
         if header_len > size - 8:
             raise UsageError(f"{shown(path)}: header length {header_len} exceeds the file ({size} bytes): truncated or not safetensors")
         if header_len > MAX_HEADER_BYTES:
             raise UsageError(f"{shown(path)}: header of {header_len} bytes, more than the {MAX_HEADER_BYTES} pita reads")
-        header = _parse_header(path, _read_array(fd, path, 8, np.dtype("u1"), (header_len,)).tobytes())
+        header = _parse_header(path, read_array(fd, path, 8, np.dtype("u1"), (header_len,)).tobytes())
         data_start = 8 + header_len
         entries = _validated_entries(path, header, size - data_start)
         identity = FileIdentity.of(status)
@@ -422,7 +353,7 @@ def _safetensors_tensor(fd: int, path: Path, data_start: int, entry: dict, ident
     dtype, shape = DTYPES[entry["dtype"]], tuple(entry["shape"])
     if end - begin >= LAZY_MIN_BYTES:
         return FileTensor(str(path), data_start + begin, dtype, shape, identity)
-    return _read_array(fd, path, data_start + begin, dtype, shape)
+    return read_array(fd, path, data_start + begin, dtype, shape)
 
 
 def _parse_header(path: Path, raw: bytes) -> dict:
@@ -671,7 +602,7 @@ _NPZ_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, Ty
 
 
 def read_npz(path: Path) -> Dump:
-    with _open_regular(path) as (fd, status), open(fd, "rb", closefd=False) as file:
+    with open_regular(path) as (fd, status), open(fd, "rb", closefd=False) as file:
         try:
             members = _declared_members(file)
             if members > MAX_TENSORS + 1:

@@ -9,35 +9,21 @@ thousands of dumps opens one file at a time.
 
 from __future__ import annotations
 
+import contextlib
 import math
-import os
-import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from pita.errors import UsageError
+from pita.files import FileIdentity, open_regular, pread_exactly, shown
 
 # `take` reads neighbouring elements with one pread when the bytes between them cost less to copy
 # than another system call (about a microsecond, some kilobytes of copying), in windows of at
 # most TAKE_WINDOW_BYTES.
 TAKE_GAP_BYTES = 8 << 10
 TAKE_WINDOW_BYTES = 1 << 20
-
-
-@dataclass(frozen=True)
-class FileIdentity:
-    """What must not change between reads of one file."""
-
-    device: int
-    inode: int
-    size: int
-    mtime_ns: int
-
-    @classmethod
-    def of(cls, status: os.stat_result) -> FileIdentity:
-        return cls(status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
 
 
 class FileTensor:
@@ -121,11 +107,11 @@ class FileTensor:
     def _read_from(self, fd: int, start: int, stop: int, out: np.ndarray | None) -> np.ndarray:
         count = stop - start
         array = np.empty(count, dtype=self.dtype) if out is None else out[:count]
-        _pread_exactly(fd, memoryview(array.view(np.uint8)), self.offset + start * self.dtype.itemsize, self.path)
+        pread_exactly(fd, memoryview(array.view(np.uint8)), self.offset + start * self.dtype.itemsize, self.path)
         return array
 
-    def _open(self) -> _Descriptor:
-        return _Descriptor(self.path, self.identity)
+    def _open(self):
+        return _opened(self.path, self.identity)
 
 
 def _next_after(starts: np.ndarray, position: int, end: int) -> int:
@@ -134,41 +120,13 @@ def _next_after(starts: np.ndarray, position: int, end: int) -> int:
     return int(starts[found]) if found < starts.size else end
 
 
-class _Descriptor:
-    """Opens the file for one read and checks it is still the file that was validated."""
-
-    def __init__(self, path: str, identity: FileIdentity):
-        self.path, self.identity, self.fd = path, identity, -1
-
-    def __enter__(self) -> int:
-        try:
-            self.fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-        except OSError as error:
-            raise UsageError(f"{self.path}: cannot read ({error.strerror})") from None
-        status = os.fstat(self.fd)
-        if not stat.S_ISREG(status.st_mode) or FileIdentity.of(status) != self.identity:
-            os.close(self.fd)
-            raise UsageError(f"{self.path}: the file changed while being read")
-        return self.fd
-
-    def __exit__(self, *exc) -> None:
-        os.close(self.fd)
-
-
-def _pread_exactly(fd: int, buffer: memoryview, offset: int, path: str) -> None:
-    done = 0
-    while done < len(buffer):
-        count = os.preadv(fd, [buffer[done:]], offset + done)
-        if count == 0:
-            raise UsageError(f"{path}: the file was truncated while being read")
-        done += count
-
-
-def flat_chunk(tensor, start: int, stop: int) -> np.ndarray:
-    """Flat elements `start..stop` of an in-memory array or a `FileTensor`."""
-    if isinstance(tensor, FileTensor):
-        return tensor.read(start, stop)
-    return np.asarray(tensor).reshape(-1)[start:stop]
+@contextlib.contextmanager
+def _opened(path: str, identity: FileIdentity) -> Iterator[int]:
+    """A descriptor on the file for one read, checked to be still the file that was validated."""
+    with open_regular(Path(path)) as (fd, status):
+        if FileIdentity.of(status) != identity:
+            raise UsageError(f"{shown(path)}: the file changed while being read")
+        yield fd
 
 
 def flat_chunks(tensor, start: int, stop: int, chunk: int) -> Iterator[np.ndarray]:
@@ -187,8 +145,3 @@ def take(tensor, flat_indices: np.ndarray) -> np.ndarray:
     if isinstance(tensor, FileTensor):
         return tensor.take(flat_indices)
     return np.asarray(tensor).reshape(-1)[np.asarray(flat_indices, dtype=np.int64)]
-
-
-def in_memory(tensor) -> np.ndarray:
-    """The whole tensor as an array, shaped (reads a `FileTensor` whole: only for small ones)."""
-    return np.asarray(tensor)

@@ -76,8 +76,8 @@ def test_take_reads_any_positions_in_any_order(stored, monkeypatch):
 def test_take_reads_nearby_positions_together(stored, monkeypatch):
     _, values, tensor = stored
     reads = []
-    original = filetensor._pread_exactly
-    monkeypatch.setattr(filetensor, "_pread_exactly", lambda fd, buffer, *rest: (reads.append(len(buffer)), original(fd, buffer, *rest)))
+    original = filetensor.pread_exactly
+    monkeypatch.setattr(filetensor, "pread_exactly", lambda fd, buffer, *rest: (reads.append(len(buffer)), original(fd, buffer, *rest)))
     spread = np.arange(0, ELEMENTS, 16)  # 64 bytes apart: one read per window
     assert np.array_equal(take(tensor, spread), values.reshape(-1)[spread])
     assert len(reads) == -(-tensor.nbytes // filetensor.TAKE_WINDOW_BYTES)
