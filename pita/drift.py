@@ -62,6 +62,10 @@ class DriftReport:
     def ok(self) -> bool:
         return not self.changed
 
+    def summary(self) -> str:
+        verdict = "CHANGED" if self.changed else "same within platform tolerance"
+        return f"{verdict} ({len(self.moved)} figure(s) moved; tolerance {self.tolerance.describe()})"
+
 
 # Integers that measure rounding rather than behaviour, as compare prints or records them.
 ULP_KEYS = {"max_ulp"}
@@ -209,9 +213,7 @@ def _show(value) -> str:
 
 def render(report: DriftReport) -> str:
     """The drift report as text: the machines, the platform-difference table, the changes."""
-    lines = []
-    verdict = "CHANGED" if report.changed else "same within platform tolerance"
-    lines.append(f"{report.experiment}: {verdict} ({len(report.moved)} figure(s) moved; tolerance {report.tolerance.describe()})")
+    lines = [f"{report.experiment}: {report.summary()}"]
     lines += [f"  machine {d.where.removeprefix('platform.')}: {d.committed} -> {d.fresh}" for d in report.machine]
     lines += _table("platform differences", report.moved)
     lines += _table("CHANGES", report.changed)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pita import catalog
 from pita.compare import compare_dumps
-from pita.drift import DriftReport, compare_records, render
+from pita.drift import DriftReport
 from pita.dump import read_dump
 from pita.errors import UsageError
 from pita.experiment import Experiment, SourceRef
@@ -91,10 +91,11 @@ def _run_one(experiment: Experiment, root: Path, out_dir: Path, unbuilt: set[str
     outcome.record.save(out_dir / "record.json")
     print(claims_table(outcome.record), flush=True)
     progress(f"record saved to {out_dir / 'record.json'}")
-    committed = root / "book" / "records" / f"{experiment.id}.json"
-    if committed.exists():
-        outcome.drift = compare_records(RunRecord.load(committed), outcome.record, experiment.platform_tolerance)
-        progress(f"against book/records/{experiment.id}.json: " + render(outcome.drift).splitlines()[0].split(": ", 1)[1])
+    from pita.book import drift_from_committed
+
+    outcome.drift = drift_from_committed(root, outcome.record)
+    if outcome.drift is not None:
+        progress(f"against book/records/{experiment.id}.json: {outcome.drift.summary()}")
     return outcome
 
 

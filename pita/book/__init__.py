@@ -169,7 +169,8 @@ def check(ids: list[str] | None = None) -> int:
 def _run_records(runs: Path, ids: list[str]) -> dict[str, Path]:
     """experiment id -> record.json in a folder `pita run` wrote: `runs/<id>/record.json`, or
     `runs/record.json` itself when it was one experiment's `--out`."""
-    found = {p.parent.name: p for p in sorted(runs.glob("*/record.json")) if p.parent.name in catalog.ids()}
+    known = set(catalog.ids())
+    found = {p.parent.name: p for p in sorted(runs.glob("*/record.json")) if p.parent.name in known}
     if (runs / "record.json").exists():
         found.setdefault(RunRecord.load(runs / "record.json").experiment, runs / "record.json")
     missing = [i for i in ids if i not in found]
@@ -180,20 +181,30 @@ def _run_records(runs: Path, ids: list[str]) -> dict[str, Path]:
     return {i: found[i] for i in (ids or sorted(found, key=catalog.order_key))}
 
 
+def drift_from_committed(root: Path, record: RunRecord):
+    """`record` set against the committed record of its experiment (a `DriftReport`), or None
+    when there is none."""
+    from pita.drift import compare_records
+
+    committed = book_dir(root) / "records" / f"{record.experiment}.json"
+    if not committed.exists():
+        return None
+    return compare_records(RunRecord.load(committed), record, catalog.get(record.experiment).platform_tolerance)
+
+
 def drift(ids: list[str] | None, runs: str | Path = "runs") -> int:
     """Sets fresh run records against the committed ones: prints the machines and the platform
     differences, and exits 1 when anything changed beyond the experiment's platform tolerance."""
-    from pita.drift import compare_records, render
+    from pita.drift import render
     from pita.run import repo_root
 
     root, changed = repo_root(), []
     for experiment_id, path in _run_records(Path(runs), ids or []).items():
-        committed = book_dir(root) / "records" / f"{experiment_id}.json"
-        if not committed.exists():
+        report = drift_from_committed(root, RunRecord.load(path))
+        if report is None:
             print(f"{experiment_id}: no committed record (book/records/{experiment_id}.json) to set it against")
             changed.append(experiment_id)
             continue
-        report = compare_records(RunRecord.load(committed), RunRecord.load(path), catalog.get(experiment_id).platform_tolerance)
         sys.stdout.write(render(report))
         if not report.ok:
             changed.append(experiment_id)
