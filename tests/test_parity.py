@@ -25,19 +25,25 @@ def test_assert_parity_takes_torch_tensors_and_tolerances():
         pita.assert_parity(reference, {"w": torch.tensor([1.0, 2.0 + 1e-4])}, atol=1e-6)
 
 
+def user_suite(folder, source: str) -> subprocess.CompletedProcess:
+    """A user's own test file run by pytest in a fresh process, with pita's plugin loaded."""
+    (folder / "test_user.py").write_text(source)
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(folder)],
+                          cwd=folder, capture_output=True, text=True)
+
+
 def test_the_pytest_plugin_loads_without_torch(tmp_path):
     (tmp_path / "pytest.ini").write_text("[pytest]\npita_atol = 0.5\n")
-    (tmp_path / "test_user.py").write_text(
+    proc = user_suite(
+        tmp_path,
         "import sys, numpy as np, pytest\n"
         "def test_close(assert_parity):\n"
         "    assert_parity({'w': np.float32([1.0])}, {'w': np.float32([1.4])})\n"
         "    assert 'torch' not in sys.modules\n"
         "def test_far(assert_parity):\n"
         "    with pytest.raises(AssertionError):\n"
-        "        assert_parity({'w': np.float32([1.0])}, {'w': np.float32([1.6])})\n"
+        "        assert_parity({'w': np.float32([1.0])}, {'w': np.float32([1.6])})\n",
     )
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
-                          cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "2 passed" in proc.stdout
 
@@ -60,14 +66,13 @@ def test_assert_parity_takes_bfloat16_torch_tensors():
 
 
 def test_the_pytest_plugin_defaults_to_per_dtype_tolerances(tmp_path):
-    (tmp_path / "test_user.py").write_text(
+    proc = user_suite(
+        tmp_path,
         "import numpy as np, pytest\n"
         "def test_half(assert_parity):\n"
         "    assert_parity({'w': np.float16([4.0])}, {'w': np.float16([4.003])})\n"
         "def test_single(assert_parity):\n"
         "    with pytest.raises(AssertionError):\n"
-        "        assert_parity({'w': np.float32([4.0])}, {'w': np.float32([4.00001])})\n"
+        "        assert_parity({'w': np.float32([4.0])}, {'w': np.float32([4.00001])})\n",
     )
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
-                          cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
