@@ -20,7 +20,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="pita", description="Checks PyTorch-to-burn ports: paired experiments, parity, handbook.")
+    parser = _Parser(prog="pita", description="Checks PyTorch-to-burn ports: dumps, parity, diagnosis; in a checkout, the lab's experiments and handbook.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     compare = commands.add_parser("compare", help="compare two dumps (reference first)")
@@ -36,26 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--format", choices=("text", "json"), default="text")
     compare.set_defaults(handler=_compare)
 
-    run = commands.add_parser("run", help="build, run and check experiments' claims")
-    run.add_argument("experiments", nargs="*", metavar="ID", help="experiment ids, e.g. p12")
-    run.add_argument("--all", action="store_true", help="every experiment in the catalog")
-    run.add_argument("--out", help="folder for dumps and the run record (default runs/<id>; with several experiments, one folder each inside it)")
-    run.set_defaults(handler=_run)
-
-    listing = commands.add_parser("list", help="the catalog: id, title, main-line stage, class, last run")
-    listing.add_argument("--format", choices=("text", "json"), default="text")
-    listing.set_defaults(handler=_list)
-
-    book = commands.add_parser("book", help="render or check the handbook from run records",
-                               description="build: render book/ from book/records/; check: exit 1 if a committed page differs "
-                               "from what its record renders; drift: set the run records in --from against the committed ones "
-                               "(exit 1 on a change beyond platform noise); update: copy the run records in --from into "
-                               "book/records/ and render their chapters.")
-    book.add_argument("action", choices=("build", "check", "drift", "update"))
-    book.add_argument("experiments", nargs="*", metavar="ID", help="only these chapters (default: all, and the catalog page)")
-    book.add_argument("--from", dest="runs", default="runs", metavar="DIR",
-                      help="drift/update: the folder `pita run` wrote, one folder per experiment (default runs/)")
-    book.set_defaults(handler=_book)
+    _add_lab_commands(commands)
     return parser
 
 
@@ -81,30 +62,26 @@ def _compare(args) -> int:
     return 0 if result.ok else 1
 
 
-def _run(args) -> int:
-    from pita import catalog
-    from pita.run import run_experiments
-
-    if args.all == bool(args.experiments):
-        raise UsageError("pita run: name experiment ids or pass --all (not both)")
-    ids = catalog.ids() if args.all else args.experiments
-    return run_experiments(ids, out=args.out)
+# The lab's commands (run, list, book) live in `pita_lab`, installed only in a source checkout.
+LAB_COMMANDS = {"run": "build, run and check experiments' claims", "list": "the catalog of experiments",
+                "book": "render or check the handbook from run records"}
 
 
-def _list(args) -> int:
-    from pita.listing import catalog_rows, render_rows
+def _add_lab_commands(commands) -> None:
+    try:
+        from pita_lab.cli import add_commands
+    except ImportError:
+        for name, help_text in LAB_COMMANDS.items():
+            command = commands.add_parser(name, help=f"{help_text} (lab; needs a source checkout)", add_help=False)
+            command.add_argument("rest", nargs=argparse.REMAINDER)
+            command.set_defaults(handler=_lab_missing)
+        return
+    add_commands(commands)
 
-    rows = catalog_rows()
-    sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n" if args.format == "json" else render_rows(rows))
-    return 0
 
-
-def _book(args) -> int:
-    from pita import book
-
-    if args.action in ("build", "check"):
-        return getattr(book, args.action)(args.experiments)
-    return getattr(book, args.action)(args.experiments, args.runs)
+def _lab_missing(args) -> int:
+    raise UsageError(f"pita {args.command} is part of pita's lab, which this installation does not include: "
+                     "clone the repository and run scripts/setup (pita compare works as installed)")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,7 +6,6 @@ experiment="myport", variant="step1", input_sha256=...)`. Imports torch only whe
 
 from __future__ import annotations
 
-import argparse
 import warnings
 from pathlib import Path
 
@@ -47,10 +46,3 @@ def _as_numpy(torch, name: str, tensor) -> np.ndarray:
     except TypeError as error:  # float8, quantized and other dtypes numpy has no twin for
         raise UsageError(f"tensor {name!r}: {error}") from None
 
-
-def experiment_args(variants: tuple[str, ...]) -> argparse.Namespace:
-    """The command line every PyTorch experiment script shares: `--variant NAME --out DIR`."""
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--variant", required=True, choices=variants)
-    parser.add_argument("--out", required=True, type=Path)
-    return parser.parse_args()

@@ -1,0 +1,33 @@
+"""p09: burn's PositionWiseFeedForward / Transformer configs default to GELU; PyTorch's TransformerEncoderLayer to ReLU."""
+
+from pita_lab.experiment import Accepts, Experiment, Matches, Mismatches, SourceRef
+
+
+def magnitude(record) -> str:
+    rows = record.comparison("torch-ref", "burn-port").result["tensors"]
+    out = next(t for t in rows if t["name"] == "out")
+    return f"输出差 {out['max_abs_diff']:.2g}"
+
+
+EXPERIMENT = Experiment(
+    id="p09",
+    title="Transformer 前馈层默认 GELU，PyTorch 默认 ReLU",
+    mainline="forward",
+    kind="silent",
+    torch_variants=("ref",),
+    burn_variants=("port", "fixed"),
+    comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port")),
+    sources=(
+        SourceRef("burn-nn", "src/modules/transformer/pwff.rs", "PositionWiseFeedForwardConfig::init", "activation: self.activation.init(device),"),
+        SourceRef("burn-nn", "src/modules/transformer/pwff.rs", "PositionWiseFeedForward::forward", "let x = self.activation.forward(x);"),
+        SourceRef("burn-nn", "src/modules/transformer/encoder.rs", "TransformerEncoderLayer::new", ".with_activation(config.activation.clone())"),
+        SourceRef("burn-nn", "src/modules/transformer/decoder.rs", "TransformerDecoderLayer::new", ".with_activation(config.activation.clone())"),
+    ),
+    magnitude=magnitude,
+    claims=(
+        Accepts("torch-runs", "PyTorch 编码器层的前馈块正常运行（激活函数为 relu）", "torch", "ref"),
+        Accepts("burn-port-runs", "burn 默认配置的 `PositionWiseFeedForward` 正常运行", "burn", "port"),
+        Mismatches("negative-control", "burn-port 对 torch-ref 报 MISMATCH（`out` 不一致；`hidden` 一致）", "torch-ref", "burn-port"),
+        Matches("fix-matches", "burn-fixed（`ActivationConfig::Relu`）在 atol 1e-6 下和 torch-ref 一致", "torch-ref", "burn-fixed"),
+    ),
+)

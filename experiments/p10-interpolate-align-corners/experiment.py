@@ -1,0 +1,35 @@
+"""p10: burn's bilinear interpolation defaults to align_corners = true; PyTorch's to False."""
+
+from pita_lab.experiment import Accepts, Experiment, Matches, Mismatches, SourceRef
+
+
+def magnitude(record) -> str:
+    rows = record.comparison("torch-ref", "burn-port").result["tensors"]
+    out = next(t for t in rows if t["name"] == "out")
+    return f"输出差 {out['max_abs_diff']:.2g}"
+
+
+EXPERIMENT = Experiment(
+    id="p10",
+    title="双线性插值默认对齐角点，PyTorch 默认不对齐",
+    mainline="forward",
+    kind="silent",
+    torch_variants=("ref",),
+    burn_variants=("port", "fn-port", "fixed"),
+    comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port"), ("torch-ref", "burn-fn-port")),
+    sources=(
+        SourceRef("burn-nn", "src/modules/interpolate/interpolate2d.rs", "Interpolate2d::forward", ".with_align_corners(self.align_corners);"),
+        SourceRef("burn-std", "src/ops.rs", "InterpolateOptions::new", "align_corners: true,"),
+        SourceRef("burn-flex", "src/ops/interpolate.rs", "coord_ratio", "(in_size as f64 - 1.0) / (out_size.max(1) - 1).max(1) as f64"),
+        SourceRef("burn-flex", "src/ops/interpolate.rs", "map_coord", "(out_coord as f64 + 0.5) * ratio - 0.5"),
+    ),
+    magnitude=magnitude,
+    claims=(
+        Accepts("torch-runs", "PyTorch 的 `F.interpolate`（bilinear）用默认的 `align_corners` 正常运行", "torch", "ref"),
+        Accepts("burn-port-runs", "burn 的 `Interpolate2d`（Linear 模式）用默认配置正常运行", "burn", "port"),
+        Mismatches("negative-control", "burn-port（`Interpolate2d` 默认配置）对 torch-ref 报 MISMATCH", "torch-ref", "burn-port"),
+        Mismatches("fn-port-differs-too", "burn-fn-port（`InterpolateOptions::new` 默认值）对 torch-ref 报 MISMATCH",
+                   "torch-ref", "burn-fn-port"),
+        Matches("fix-matches", "burn-fixed（`align_corners` 为 false）在 atol 1e-6 下和 torch-ref 一致", "torch-ref", "burn-fixed"),
+    ),
+)

@@ -1,0 +1,55 @@
+//! p11b: PyTorch's `cross_entropy(..., ignore_index=PAD)` ported with burn's `pad_tokens`.
+//! burn 0.22.1 divides by the number of non-pad rows (and by their weights), like PyTorch.
+use burn::nn::loss::{CrossEntropyLoss, CrossEntropyLossConfig};
+use burn::tensor::{Int, Tensor};
+use pita::dump::Dump;
+use pita_lab::inputs::{inputs_sha256, ramp};
+use pita_lab::{backend_name, device, tensor, values};
+
+// book:begin setup
+const BATCH: usize = 4;
+const CLASSES: usize = 3;
+const TARGETS: [i64; BATCH] = [1, 2, 0, 0]; // class 0 is the padding class
+const PAD: usize = 0;
+const WEIGHTS: [f32; CLASSES] = [1.0, 2.0, 3.0];
+const SMOOTHING: f32 = 0.1;
+// book:end
+
+fn loss_fn(name: &str, variant: &str, device: &burn::tensor::Device) -> CrossEntropyLoss {
+    let config = match name {
+        "plain" => CrossEntropyLossConfig::new(),
+        "weighted" => CrossEntropyLossConfig::new().with_weights(Some(WEIGHTS.to_vec())),
+        "smoothed" => CrossEntropyLossConfig::new().with_smoothing(Some(SMOOTHING)),
+        _ => unreachable!(),
+    };
+    match variant {
+        // book:begin port
+        "port" => config.with_pad_tokens(Some(vec![PAD])).init(device),
+        // book:end
+        // book:begin nopad
+        "nopad" => config.init(device), // forgot the padding: pad rows count as class 0
+        // book:end
+        _ => unreachable!("Args::parse accepts only the listed variants"),
+    }
+}
+
+fn main() {
+    let args = pita_lab::args::Args::parse(&["port", "nopad"]);
+    let device = device();
+    let logits_values = ramp(BATCH * CLASSES, 0);
+    let targets_f32 = TARGETS.map(|t| t as f32);
+    let input_sha256 = inputs_sha256(&[&logits_values, &targets_f32, &WEIGHTS, &[SMOOTHING]]);
+    let mut dump = Dump::new("p11b", &args.variant, &input_sha256, &backend_name(&device)).with_metadata("batch_size", BATCH);
+    for name in ["plain", "weighted", "smoothed"] {
+        let logits = tensor(&logits_values, [BATCH, CLASSES], &device).require_grad();
+        let targets = Tensor::<1, Int>::from_ints(TARGETS, &device);
+        let ce = loss_fn(name, &args.variant, &device);
+        let loss = ce.forward(logits.clone(), targets);
+        let grads = loss.backward();
+        let grad = logits.grad(&grads).expect("logits.grad");
+        println!("{name} loss {:?}", values(loss.clone()));
+        println!("{name} logits.grad {:?}", values(grad.clone()));
+        dump.tensor(&format!("{name}.loss"), loss).tensor(&format!("{name}.logits.grad"), grad);
+    }
+    dump.write(&args.out).expect("write dump");
+}

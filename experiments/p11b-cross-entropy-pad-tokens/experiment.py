@@ -1,0 +1,31 @@
+"""p11b: CrossEntropyLoss `pad_tokens` against PyTorch's `ignore_index` (checked: both renormalise)."""
+
+from pita_lab.experiment import Accepts, Experiment, Matches, Mismatches, SourceRef
+
+
+def magnitude(record) -> str:
+    worst = record.comparison("torch-ref", "burn-port").result["worst"]
+    return f"一致：最大差 {worst:.2e}"
+
+
+EXPERIMENT = Experiment(
+    id="p11b",
+    title="CrossEntropyLoss 的 pad_tokens 和 ignore_index 一样只对非 pad 行平均（查过：一致）",
+    mainline="loss",
+    kind="same",
+    torch_variants=("ref",),
+    burn_variants=("port", "nopad"),
+    comparisons=(("torch-ref", "burn-port"), ("torch-ref", "burn-nopad")),
+    sources=(
+        SourceRef("burn-nn", "src/loss/cross_entropy.rs", "CrossEntropyLoss::reduce_mean", "let normalizer = Self::apply_mask(normalizer, mask);"),
+        SourceRef("burn-nn", "src/loss/cross_entropy.rs", "CrossEntropyLoss::reduce_mean", "tensor.sum().neg() / normalizer.sum()"),
+    ),
+    magnitude=magnitude,
+    claims=(
+        Accepts("torch-ref-runs", "PyTorch 带 `ignore_index` 的 `cross_entropy` 正常运行", "torch", "ref"),
+        Accepts("burn-port-runs", "burn 带 `pad_tokens` 的 `CrossEntropyLoss` 正常运行", "burn", "port"),
+        Matches("port-matches", "burn-port（`pad_tokens`）和 torch-ref（`ignore_index`）一致：普通、加权、label smoothing 都是",
+                "torch-ref", "burn-port"),
+        Mismatches("comparison-can-fail", "burn-nopad（忘了配 padding）对 torch-ref 报 MISMATCH", "torch-ref", "burn-nopad"),
+    ),
+)

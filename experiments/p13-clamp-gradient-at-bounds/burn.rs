@@ -1,0 +1,88 @@
+//! p13: clamp, relu6 and hardtanh at inputs lying exactly on a bound. burn's clamp is a
+//! mask_fill on strict comparisons, so an element on the bound counts as inside and gets
+//! gradient 1; PyTorch gives 0 there.
+use burn::tensor::{activation, Tensor};
+use pita::dump::Dump;
+use pita_lab::inputs::inputs_sha256;
+use pita::kink::assert_off_kinks;
+use pita_lab::{backend_name, device, tensor, values};
+
+// book:begin setup
+const CLAMP_X: [f32; 5] = [-1.0, -0.5, 0.0, 0.5, 1.0]; // clamp(x, -0.5, 0.5)
+const RELU6_X: [f32; 5] = [-1.0, 0.0, 3.0, 6.0, 7.0]; // relu6 = clamp(x, 0, 6), and relu
+const HARDTANH_X: [f32; 5] = [-2.0, -1.0, 0.0, 1.0, 2.0]; // hardtanh(x, -1, 1)
+// book:end
+// Where each op has a kink, recorded in the dump for the claims.
+const KINKS: [(&str, &str); 4] = [("clamp", "-0.5,0.5"), ("relu6", "0,6"), ("hardtanh", "-1,1"), ("relu", "0")];
+
+// book:begin grad_of
+/// f(x) and d sum(f(x)) / dx.
+fn grad_of(values: &[f32], f: impl Fn(Tensor<1>) -> Tensor<1>) -> [Tensor<1>; 3] {
+    let x = tensor(values, [values.len()], &device()).require_grad();
+    let out = f(x.clone());
+    let grads = out.clone().sum().backward();
+    let grad = x.grad(&grads).expect("x.grad");
+    [x.detach(), out.detach(), grad]
+}
+// book:end
+
+// book:begin clamp_like_torch
+/// clamp with PyTorch's gradient: 1 strictly between the bounds, 0 on and outside them.
+fn clamp_like_torch<const D: usize>(x: Tensor<D>, min: f32, max: f32) -> Tensor<D> {
+    let on_or_outside = x.clone().lower_equal_elem(min).bool_or(x.clone().greater_equal_elem(max));
+    let clamped = x.clone().detach().clamp(min, max); // the same values, cut off from the graph
+    x.mask_where(on_or_outside, clamped)
+}
+// book:end
+
+fn main() {
+    let args = pita_lab::args::Args::parse(&["port", "fixed", "guard"]);
+    let device = device();
+    let input_sha256 = inputs_sha256(&[&CLAMP_X, &RELU6_X, &HARDTANH_X]);
+    let results = match args.variant.as_str() {
+        "port" => {
+            // book:begin port
+            [
+                ("clamp", grad_of(&CLAMP_X, |x| x.clamp(-0.5, 0.5))),
+                ("relu6", grad_of(&RELU6_X, activation::relu6)),
+                ("hardtanh", grad_of(&HARDTANH_X, |x| activation::hardtanh(x, -1.0, 1.0))),
+                ("relu", grad_of(&RELU6_X, activation::relu)),
+            ]
+            // book:end
+        }
+        "fixed" => {
+            // book:begin fixed
+            [
+                ("clamp", grad_of(&CLAMP_X, |x| clamp_like_torch(x, -0.5, 0.5))),
+                ("relu6", grad_of(&RELU6_X, |x| clamp_like_torch(x, 0.0, 6.0))),
+                ("hardtanh", grad_of(&HARDTANH_X, |x| clamp_like_torch(x, -1.0, 1.0))),
+                ("relu", grad_of(&RELU6_X, activation::relu)), // relu already agrees
+            ]
+            // book:end
+        }
+        "guard" => {
+            // book:begin guard
+            let checked = |x: Tensor<1>| {
+                assert_off_kinks(&x, &[-0.5, 0.5]); // the clamp's bounds
+                x.clamp(-0.5, 0.5)
+            };
+            // book:end
+            [
+                ("clamp", grad_of(&CLAMP_X, checked)),
+                ("relu6", grad_of(&RELU6_X, activation::relu6)),
+                ("hardtanh", grad_of(&HARDTANH_X, |x| activation::hardtanh(x, -1.0, 1.0))),
+                ("relu", grad_of(&RELU6_X, activation::relu)),
+            ]
+        }
+        _ => unreachable!("Args::parse accepts only the listed variants"),
+    };
+    let mut dump = Dump::new("p13", &args.variant, &input_sha256, &backend_name(&device));
+    for (name, kinks) in KINKS {
+        dump = dump.with_metadata(&format!("{name}.kinks"), kinks);
+    }
+    for (name, [x, out, grad]) in results {
+        println!("{name:<8} x {:?} out {:?} grad {:?}", values(x.clone()), values(out.clone()), values(grad.clone()));
+        dump.tensor(&format!("{name}.x"), x).tensor(&format!("{name}.out"), out).tensor(&format!("{name}.grad"), grad);
+    }
+    dump.write(&args.out).expect("write dump");
+}

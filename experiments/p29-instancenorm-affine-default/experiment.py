@@ -1,0 +1,38 @@
+"""p29: burn's InstanceNorm is affine by default (learnable gamma/beta), PyTorch's is not: the same
+at initialisation, different after the first optimizer step."""
+
+from pita_lab.experiment import Accepts, DefaultsDiffer, Experiment, Matches, Mismatches, SourceRef, TensorsCompare
+
+
+def magnitude(record) -> str:
+    steps = record.program("burn", "port").metadata["steps"]
+    rows = {t["name"]: t for t in record.comparison("torch-ref", "burn-port").result["tensors"]}
+    return f"初始一致；{steps} 步 SGD 后输出差 {rows[f'out.step{steps}']['max_abs_diff']:.2g}"
+
+
+EXPERIMENT = Experiment(
+    id="p29",
+    title="InstanceNorm 默认带可学习的 γ/β（PyTorch 默认不带），训练一步就分叉",
+    mainline="train/eval",
+    kind="silent",
+    torch_variants=("ref", "affine"),
+    burn_variants=("fixed", "port"),
+    comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port"), ("torch-affine", "burn-port")),
+    sources=(
+        SourceRef("burn-nn", "src/modules/norm/instance.rs", "InstanceNormConfig::init", "let (gamma, beta) = if self.affine {"),
+        SourceRef("burn-nn", "src/modules/norm/instance.rs", "InstanceNorm::forward", "group_norm(input, gamma, beta, num_groups, self.epsilon, self.affine)"),
+    ),
+    magnitude=magnitude,
+    claims=(
+        DefaultsDiffer("defaults-differ", "默认的归一化层在 PyTorch 里没有参数，在 burn 里有可学习的参数",
+                       "torch-ref", "burn-port", "norm_params"),
+        Accepts("burn-port-runs", "burn 训练默认的 InstanceNorm，不报错", "burn", "port"),
+        TensorsCompare("same-at-init", "还没有更新时两边输出一致（gamma = 1, beta = 0）",
+                       "torch-ref", "burn-port", ("out.step0",)),
+        TensorsCompare("differ-after-steps", "跑完这几步 SGD 后，输出和 Linear 权重都不同",
+                       "torch-ref", "burn-port", ("out.step2", "fc.weight"), ok=False),
+        Mismatches("negative-control", "burn-port 对 torch-ref 报 MISMATCH", "torch-ref", "burn-port"),
+        Matches("fix-matches", "burn-fixed（`.with_affine(false)`）和 torch-ref 一致", "torch-ref", "burn-fixed"),
+        Matches("port-is-torch-affine", "burn 的默认配置和 PyTorch `InstanceNorm1d(affine=True)` 一致", "torch-affine", "burn-port"),
+    ),
+)

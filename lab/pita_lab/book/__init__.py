@@ -1,0 +1,227 @@
+"""Book: chapters rendered from run records and the sources they quote.
+
+`pita book build` writes book/<id>.md for every experiment with a record in book/records/;
+`pita book check` renders the same in memory and fails when a committed chapter differs, so
+a chapter can never drift from what the code and the last run say.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+import textwrap
+from pathlib import Path
+
+import jinja2
+import numpy as np
+
+from pita_lab import catalog, repo_root
+from pita.stats import ulp_distance
+from pita.dump import write_atomically
+from pita.errors import UsageError
+from pita_lab.record import RunRecord
+
+TEMPLATES = Path(__file__).parent / "templates"
+MAINLINE_ZH = {
+    "tensors and shapes": "张量与形状",
+    "init and weight layout": "初始化与权重布局",
+    "forward": "前向",
+    "loss": "loss",
+    "loss → backward": "loss → backward",
+    "backward": "backward",
+    "clipping and accumulation": "梯度裁剪与累积",
+    "optimizer": "优化器",
+    "schedule": "学习率调度",
+    "train/eval": "train/eval",
+    "save/load PyTorch weights": "保存/加载 PyTorch 权重",
+}
+KIND_ZH = {"silent": "静默的数值差异", "panic": "运行期 panic/报错", "compile": "编译错误", "same": "查过：一致"}
+
+
+def book_dir(root: Path) -> Path:
+    return root / "book"
+
+
+def render_all(root: Path, ids: list[str] | None = None) -> dict[Path, str]:
+    """Chapter path -> rendered text, for every experiment that has a record (or only `ids`,
+    without the catalog page)."""
+    chapters = {}
+    for experiment_id in ids or catalog.ids():
+        record_path = book_dir(root) / "records" / f"{experiment_id}.json"
+        if record_path.exists():
+            chapters[book_dir(root) / f"{experiment_id}.md"] = render_chapter(root, RunRecord.load(record_path))
+        elif ids:
+            raise UsageError(f"no run record book/records/{experiment_id}.json: run `pita run {experiment_id}` first")
+    if not chapters:
+        raise UsageError("no run records in book/records/: run `pita run p12` first")
+    if not ids:
+        from pita.diagnose import reference_page
+
+        chapters[book_dir(root) / "README.md"] = render_catalog(root)
+        chapters[root / "docs" / "diagnosis.md"] = reference_page()
+    return chapters
+
+
+def render_catalog(root: Path) -> str:
+    """The catalog page: every chapter along the main line with its measured magnitude, and
+    the candidates whose paired run showed no divergence."""
+    from pita_lab.listing import catalog_rows
+
+    rows = catalog_rows(root)
+    return _environment().get_template("catalog.md.j2").render(
+        rows=rows,
+        mainline_zh=MAINLINE_ZH,
+        kind_zh=KIND_ZH,
+        experiments=catalog.all_experiments(),
+        records={r["id"]: RunRecord.load(book_dir(root) / "records" / f"{r['id']}.json") for r in rows if r["status"] != "not run"},
+    )
+
+
+def _environment() -> jinja2.Environment:
+    environment = jinja2.Environment(
+        # Shared layouts by name (`layout.md.j2`), chapters by folder (`p12-…/chapter.md.j2`).
+        loader=jinja2.FileSystemLoader([TEMPLATES, catalog.experiments_dir()]),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    environment.filters.update(g9=lambda v: f"{v:.9g}", e2=lambda v: f"{v:.2e}", tail=_tail)
+    return environment
+
+
+def render_chapter(root: Path, record: RunRecord) -> str:
+    experiment = catalog.get(record.experiment)
+    template = _environment().get_template(f"{experiment.burn_package}/chapter.md.j2")
+    return template.render(
+        mainline_zh=MAINLINE_ZH,
+        experiment=experiment,
+        record=record,
+        versions=versions(record),
+        program=record.program,
+        comparison=record.comparison,
+        compile_fail={c.case: c for c in record.compile_fail},
+        source={s.crate: s for s in record.sources},
+        snippet=lambda path, name: snippet(root / path, name),
+        element_ulps=element_ulps,
+        ratios=ratios,
+    )
+
+
+def versions(record: RunRecord) -> dict[str, str]:
+    """framework -> version and backend, as the dumps recorded them."""
+    found = {}
+    for run in record.programs:
+        if run.metadata:
+            found[run.side] = run.metadata.get("framework_version", "?")
+            found[f"{run.side}_backend"] = run.metadata.get("backend", "?")
+    return found
+
+
+def snippet(path: Path, name: str) -> str:
+    """The lines between `book:begin <name>` and `book:end` in a source file, dedented."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    begin = next((i for i, line in enumerate(lines) if line.strip().endswith(f"book:begin {name}")), None)
+    if begin is None:
+        raise UsageError(f"{path}: no snippet marker 'book:begin {name}'")
+    end = next(i for i in range(begin + 1, len(lines)) if lines[i].strip().endswith("book:end"))
+    return textwrap.dedent("\n".join(lines[begin + 1:end]))
+
+
+def element_ulps(reference: list[float], candidate: list[float]) -> list[int]:
+    """Per-element ULP distances between two recorded float32 value lists."""
+    distance = ulp_distance(np.array(reference, dtype=np.float32), np.array(candidate, dtype=np.float32))
+    return [int(d) for d in distance]
+
+
+def ratios(reference: dict[str, list], candidate: dict[str, list]) -> tuple[float, float]:
+    """Smallest and largest element ratio candidate/reference over every recorded tensor."""
+    quotients = [c / r for name in reference for r, c in zip(reference[name], candidate[name]) if r]
+    return min(quotients), max(quotients)
+
+
+def _tail(text: str, count: int) -> str:
+    return "\n".join(text.strip("\n").splitlines()[-count:])
+
+
+def build(ids: list[str] | None = None) -> int:
+
+    for path, text in render_all(repo_root(), ids).items():
+        write_atomically(path, text.encode())
+        print(f"wrote {path.relative_to(repo_root())}", file=sys.stderr)
+    return 0
+
+
+def check(ids: list[str] | None = None) -> int:
+
+    root, stale = repo_root(), 0
+    for path, text in render_all(root, ids).items():
+        committed = path.read_text(encoding="utf-8") if path.exists() else ""
+        if committed != text:
+            stale += 1
+            diff = difflib.unified_diff(committed.splitlines(), text.splitlines(), str(path.relative_to(root)), "rendered", lineterm="")
+            print("\n".join(diff))
+    print(f"book check: {stale} chapter(s) differ from their records" if stale else "book check: every chapter matches its record", file=sys.stderr)
+    return 1 if stale else 0
+
+
+def _run_records(runs: Path, ids: list[str]) -> dict[str, Path]:
+    """experiment id -> record.json in a folder `pita run` wrote: `runs/<id>/record.json`, or
+    `runs/record.json` itself when it was one experiment's `--out`."""
+    known = set(catalog.ids())
+    found = {p.parent.name: p for p in sorted(runs.glob("*/record.json")) if p.parent.name in known}
+    if (runs / "record.json").exists():
+        found.setdefault(RunRecord.load(runs / "record.json").experiment, runs / "record.json")
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise UsageError(f"{runs}: no run record for {', '.join(missing)} (run `pita run {' '.join(missing)}` first)")
+    if not found:
+        raise UsageError(f"{runs}: no run records (run `pita run p12` or `pita run --all` first)")
+    return {i: found[i] for i in (ids or sorted(found, key=catalog.order_key))}
+
+
+def drift_from_committed(root: Path, record: RunRecord):
+    """`record` set against the committed record of its experiment (a `DriftReport`), or None
+    when there is none."""
+    from pita_lab.drift import compare_records
+
+    committed = book_dir(root) / "records" / f"{record.experiment}.json"
+    if not committed.exists():
+        return None
+    return compare_records(RunRecord.load(committed), record, catalog.get(record.experiment).platform_tolerance)
+
+
+def drift(ids: list[str] | None, runs: str | Path = "runs") -> int:
+    """Sets fresh run records against the committed ones: prints the machines and the platform
+    differences, and exits 1 when anything changed beyond the experiment's platform tolerance."""
+    from pita_lab.drift import render
+
+    root, changed = repo_root(), []
+    for experiment_id, path in _run_records(Path(runs), ids or []).items():
+        report = drift_from_committed(root, RunRecord.load(path))
+        if report is None:
+            print(f"{experiment_id}: no committed record (book/records/{experiment_id}.json) to set it against")
+            changed.append(experiment_id)
+            continue
+        sys.stdout.write(render(report))
+        if not report.ok:
+            changed.append(experiment_id)
+    print(f"book drift: changed beyond platform noise: {', '.join(changed)}" if changed
+          else "book drift: every record agrees with the committed one within its platform tolerance", file=sys.stderr)
+    return 1 if changed else 0
+
+
+def update(ids: list[str] | None, runs: str | Path = "runs") -> int:
+    """Makes fresh run records the committed ones (book/records/) and renders the book from
+    them: the one step that changes what the book says. Records with a failing claim are refused."""
+
+    root = repo_root()
+    records = {i: RunRecord.load(p) for i, p in _run_records(Path(runs), ids or []).items()}
+    failing = [i for i, r in records.items() if not r.ok]
+    if failing:
+        print(f"book update: not updated: {', '.join(failing)} hold(s) a failing claim; fix the run first", file=sys.stderr)
+        return 1
+    for experiment_id, record in records.items():
+        record.save(book_dir(root) / "records" / f"{experiment_id}.json")
+        print(f"updated book/records/{experiment_id}.json", file=sys.stderr)
+    return build(None)

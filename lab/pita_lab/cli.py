@@ -1,0 +1,57 @@
+"""The lab's commands on the one `pita` command line: `run`, `list` and `book`."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from pita.errors import UsageError
+
+
+def add_commands(commands) -> None:
+    run = commands.add_parser("run", help="build, run and check experiments' claims")
+    run.add_argument("experiments", nargs="*", metavar="ID", help="experiment ids, e.g. p12")
+    run.add_argument("--all", action="store_true", help="every experiment in the catalog")
+    run.add_argument("--out", help="folder for dumps and the run record (default runs/<id>; with several experiments, one folder each inside it)")
+    run.set_defaults(handler=_run)
+
+    listing = commands.add_parser("list", help="the catalog: id, title, main-line stage, class, last run")
+    listing.add_argument("--format", choices=("text", "json"), default="text")
+    listing.set_defaults(handler=_list)
+
+    book = commands.add_parser("book", help="render or check the handbook from run records",
+                               description="build: render book/ from book/records/; check: exit 1 if a committed page differs "
+                               "from what its record renders; drift: set the run records in --from against the committed ones "
+                               "(exit 1 on a change beyond platform noise); update: copy the run records in --from into "
+                               "book/records/ and render their chapters.")
+    book.add_argument("action", choices=("build", "check", "drift", "update"))
+    book.add_argument("experiments", nargs="*", metavar="ID", help="only these chapters (default: all, and the catalog page)")
+    book.add_argument("--from", dest="runs", default="runs", metavar="DIR",
+                      help="drift/update: the folder `pita run` wrote, one folder per experiment (default runs/)")
+    book.set_defaults(handler=_book)
+
+
+def _run(args) -> int:
+    from pita_lab import catalog
+    from pita_lab.run import run_experiments
+
+    if args.all == bool(args.experiments):
+        raise UsageError("pita run: name experiment ids or pass --all (not both)")
+    ids = catalog.ids() if args.all else args.experiments
+    return run_experiments(ids, out=args.out)
+
+
+def _list(args) -> int:
+    from pita_lab.listing import catalog_rows, render_rows
+
+    rows = catalog_rows()
+    sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n" if args.format == "json" else render_rows(rows))
+    return 0
+
+
+def _book(args) -> int:
+    from pita_lab import book
+
+    if args.action in ("build", "check"):
+        return getattr(book, args.action)(args.experiments)
+    return getattr(book, args.action)(args.experiments, args.runs)

@@ -1,0 +1,66 @@
+"""Compile-fail checks: build one case of an experiment (`compile_fail/<case>.rs`, an example of
+the experiment's crate behind its `compile-fail` feature), capture rustc's diagnostic, compare
+it with the `.stderr` snapshot beside the case (trybuild's model). `PITA_OVERWRITE_SNAPSHOTS=1`
+rewrites the snapshots instead, to be reviewed as a diff."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from pita.dump import write_atomically
+from pita_lab.record import CompileFailRun, scrub_machine_paths
+
+OVERWRITE = "PITA_OVERWRITE_SNAPSHOTS"
+_ARROW = re.compile(r"^(\s*(?:-->|:::) )(\S+?):(\d+):(\d+)$")
+_TOP_LEVEL = re.compile(r"^(?:error|warning|help|note)(?:\[\w+\])?: ")  # unindented: a new message
+_GUTTER = re.compile(r"^(\s*)(\d+)( \|.*)$")
+
+
+def check(root: Path, experiment, case: str) -> CompileFailRun:
+    command = ["cargo", "build", "-p", experiment.burn_package, "--features", "compile-fail", "--example", case, "--message-format=json"]
+    proc = subprocess.run(command, cwd=root, capture_output=True, text=True)
+    source = f"{experiment.folder}/compile_fail/{case}.rs"
+    diagnostic = normalise(rendered_errors(proc.stdout), source, root)
+    snapshot_path = root / experiment.folder / "compile_fail" / f"{case}.stderr"
+    if os.environ.get(OVERWRITE) == "1":
+        write_atomically(snapshot_path, diagnostic.encode())
+    snapshot = snapshot_path.read_text() if snapshot_path.exists() else ""
+    return CompileFailRun(case=case, exit_code=proc.returncode, diagnostic=diagnostic, snapshot=snapshot, matches_snapshot=snapshot == diagnostic)
+
+
+def rendered_errors(cargo_json: str) -> str:
+    """rustc's rendered error messages from cargo's JSON stream, without the closing summary."""
+    rendered = []
+    for line in cargo_json.splitlines():
+        try:
+            message = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        body = message.get("message") or {}
+        if message.get("reason") == "compiler-message" and body.get("level") == "error":
+            if not body.get("message", "").startswith("aborting due to"):
+                rendered.append(body.get("rendered") or "")
+    return "".join(rendered)
+
+
+def normalise(diagnostic: str, source: str, root: Path) -> str:
+    """Keeps the example's own locations; masks line numbers in other files, which move whenever
+    those files change, and the absolute checkout path."""
+    lines, foreign = [], False
+    for line in scrub_machine_paths(diagnostic, root).splitlines():
+        arrow = _ARROW.match(line)
+        if _TOP_LEVEL.match(line) and not line.startswith("note: "):
+            foreign = False  # an error or a help suggestion shows the example's own code
+        if arrow:
+            foreign = arrow.group(2) != source
+            if foreign:
+                line = f"{arrow.group(1)}{arrow.group(2)}:LL:CC"
+        elif foreign and _GUTTER.match(line):
+            gutter = _GUTTER.match(line)
+            line = f"{gutter.group(1)}{'LL'.rjust(len(gutter.group(2)))}{gutter.group(3)}"
+        lines.append(line.rstrip())
+    return "\n".join(lines).strip("\n") + "\n"

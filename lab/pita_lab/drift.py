@@ -1,0 +1,232 @@
+"""Drift: a fresh run record set against the committed one, telling platform noise from change.
+
+Two machines of one kind still differ in the last bits of float sums, in the CPU name and in the
+kernel string. So a fresh record is not required to equal the committed one byte for byte:
+
+- what does not depend on the platform must be equal: exit codes, messages, panics, compiler
+  errors, shapes, verdicts, claim outcomes, diagnosis kinds, every word of every printed line;
+- float figures may move within the tolerance the experiment declares (`PlatformTolerance`),
+  ULP counts (a distance between two values that may each move) by twice its ULPs, and the
+  positions of the worst elements, the values found there and the counts of rounding-level
+  mismatches freely (the verdicts above still pin down the outcome);
+- the machine itself (`platform`) is shown, never compared.
+
+What moved is listed as a platform-difference table; anything else is a change, and fails.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict, dataclass, field
+
+from pita_lab.record import RunRecord
+
+FLOAT32_EPSILON = 2.0**-23
+
+
+@dataclass(frozen=True)
+class PlatformTolerance:
+    """How far a float figure of an experiment may move between machines: `ulps` float32 ULPs
+    of the figure itself or of `scale` (the size of the experiment's values), whichever is
+    larger. A printed figure may also move by one unit of its last printed digit, since a move
+    far below that can still flip the digit."""
+
+    ulps: int = 64
+    scale: float = 1.0
+
+    def allowed(self, committed: float, fresh: float) -> float:
+        return self.ulps * FLOAT32_EPSILON * max(abs(committed), abs(fresh), self.scale)
+
+    def describe(self) -> str:
+        return f"{self.ulps} float32 ULPs of the figure or of {self.scale:g}"
+
+
+@dataclass(frozen=True)
+class Difference:
+    where: str
+    committed: str
+    fresh: str
+    detail: str
+
+
+@dataclass
+class DriftReport:
+    experiment: str
+    tolerance: PlatformTolerance
+    machine: list[Difference] = field(default_factory=list)  # platform facts, shown only
+    moved: list[Difference] = field(default_factory=list)  # within tolerance: platform noise
+    changed: list[Difference] = field(default_factory=list)  # anything else: a real change
+
+    @property
+    def ok(self) -> bool:
+        return not self.changed
+
+    def summary(self) -> str:
+        verdict = "CHANGED" if self.changed else "same within platform tolerance"
+        return f"{verdict} ({len(self.moved)} figure(s) moved; tolerance {self.tolerance.describe()})"
+
+
+# Integers that measure rounding rather than behaviour, as compare prints or records them.
+ULP_KEYS = {"max_ulp"}
+FREE_KEYS = {"max_ulp_index", "worst_index", "index", "mismatched", "support", "worst_reference", "worst_candidate", "reference", "candidate"}
+UNORDERED_LISTS = {"examples"}  # may grow or shrink with the number of rounding-level mismatches
+NOT_COMPARED = {"platform"}
+NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w.])")
+# Spans of printed text whose integers are ULP counts, or positions and counts of mismatches.
+ULP_SPANS = re.compile(r"max_ulp=\d+|\b\d+ (?:ULPs?|ulps?)\b|--ulp \d+")
+FREE_SPANS = re.compile(r"\bat \[[\d, ]*\](?:: reference [^,;\s]+, candidate [^,;\s]+)?|MISMATCH \d+/\d+ \([\d.]+%\)|first mismatches: [^\n]*")
+
+
+def compare_records(committed: RunRecord, fresh: RunRecord, tolerance: PlatformTolerance = PlatformTolerance()) -> DriftReport:
+    report = DriftReport(committed.experiment, tolerance)
+    old, new = asdict(committed), asdict(fresh)
+    for key in sorted(set(old["platform"]) | set(new["platform"])):
+        a, b = str(old["platform"].get(key, "")), str(new["platform"].get(key, ""))
+        if a != b:
+            report.machine.append(Difference(f"platform.{key}", a, b, "another machine"))
+    _walk(report, old, new, committed.experiment, key="")
+    return report
+
+
+def _walk(report: DriftReport, old, new, where: str, key: str) -> None:
+    if isinstance(old, dict) and isinstance(new, dict):
+        for name in sorted(set(old) | set(new)):
+            if name in NOT_COMPARED:
+                continue
+            if name not in old or name not in new:
+                report.changed.append(Difference(f"{where}.{name}", _show(old.get(name)), _show(new.get(name)), "present on one side only"))
+                continue
+            _walk(report, old[name], new[name], f"{where}.{name}", name)
+    elif isinstance(old, list) and isinstance(new, list):
+        if len(old) != len(new):
+            if key not in UNORDERED_LISTS:
+                report.changed.append(Difference(where, f"{len(old)} entries", f"{len(new)} entries", "another number of entries"))
+            return
+        for position, (a, b) in enumerate(zip(old, new)):
+            _walk(report, a, b, f"{where}[{_label(a, position)}]", key)
+    elif isinstance(old, str) and isinstance(new, str):
+        _text(report, old, new, where)
+    elif _is_number(old) and _is_number(new):
+        _number(report, old, new, where, _kind_of_key(key, old, new))
+    elif old != new:
+        report.changed.append(Difference(where, _show(old), _show(new), "differs"))
+
+
+def _label(item, position: int) -> str:
+    """A readable name for a list entry: the program, comparison, claim or tensor it is."""
+    if isinstance(item, dict):
+        if "side" in item and "variant" in item:
+            return f"{item['side']}-{item['variant']}"
+        if "reference" in item and "candidate" in item and "command" in item:
+            return f"{item['reference']} vs {item['candidate']}"
+        for key in ("id", "case", "name", "kind"):
+            if isinstance(item.get(key), str):
+                return item[key]
+    return str(position)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _kind_of_key(key: str, old, new) -> str:
+    if key in ULP_KEYS:
+        return "ulp"
+    if key in FREE_KEYS:
+        return "free"
+    return "float" if isinstance(old, float) or isinstance(new, float) else "exact"
+
+
+def _text(report: DriftReport, old: str, new: str, where: str) -> None:
+    if old == new:
+        return
+    old_numbers, new_numbers = list(NUMBER.finditer(old)), list(NUMBER.finditer(new))
+    if NUMBER.sub("#", old) != NUMBER.sub("#", new) or len(old_numbers) != len(new_numbers):
+        report.changed.append(Difference(where, _excerpt(old, new), _excerpt(new, old), "the words differ"))
+        return
+    for a, b in zip(old_numbers, new_numbers):
+        if a.group() != b.group():
+            kind = _kind_in_text(old, a)
+            _number(report, _parse(a.group()), _parse(b.group()), where, kind, printed=(a.group(), b.group()))
+
+
+def _kind_in_text(text: str, number: re.Match) -> str:
+    inside = lambda spans: any(s.start() <= number.start() and number.end() <= s.end() for s in spans.finditer(text))
+    if inside(FREE_SPANS):
+        return "free"
+    if re.search(r"[.eE]", number.group()):
+        return "float"
+    return "ulp" if inside(ULP_SPANS) else "exact"
+
+
+def _parse(token: str) -> float | int:
+    return float(token) if re.search(r"[.eE]", token) else int(token)
+
+
+def _number(report: DriftReport, old, new, where: str, kind: str, printed: tuple[str, str] | None = None) -> None:
+    if old == new or (isinstance(old, float) and isinstance(new, float) and math.isnan(old) and math.isnan(new)):
+        return
+    a, b = printed or (_show(old), _show(new))
+    if kind == "free":
+        report.moved.append(Difference(where, a, b, "a position or count of rounding-level mismatches"))
+    elif kind == "ulp":  # a distance between two values that may each move by `ulps`
+        moved, allowed = abs(int(new) - int(old)), 2 * report.tolerance.ulps
+        target = report.moved if moved <= allowed else report.changed
+        target.append(Difference(where, a, b, f"{moved} ULPs (allowed {allowed})"))
+    elif kind == "float":
+        _float(report, float(old), float(new), where, a, b, printed is not None)
+    else:
+        report.changed.append(Difference(where, a, b, "an exact figure differs"))
+
+
+def _float(report: DriftReport, old: float, new: float, where: str, a: str, b: str, printed: bool) -> None:
+    if not (math.isfinite(old) and math.isfinite(new)):
+        report.changed.append(Difference(where, a, b, "a non-finite figure differs"))
+        return
+    allowed = report.tolerance.allowed(old, new)
+    if printed:  # the finer of the two printings: a zero printed as 0.00e+00 says nothing
+        allowed = max(allowed, min(_last_digit(a), _last_digit(b)))
+    moved = abs(new - old)
+    allowed *= 1 + 1e-9  # the tolerance itself is computed in floats
+    detail = f"moved {moved:.3g} (allowed {allowed:.3g})"
+    (report.moved if moved <= allowed else report.changed).append(Difference(where, a, b, detail))
+
+
+def _last_digit(token: str) -> float:
+    """One unit of the last printed digit: 0.1 for `10.9`, 1e-10 for `5.96e-08`."""
+    mantissa, _, exponent = token.lower().partition("e")
+    decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
+    return 10.0 ** (int(exponent or 0) - decimals)
+
+
+def _excerpt(text: str, other: str, width: int = 60) -> str:
+    """The part of `text` around its first difference from `other`."""
+    start = next((i for i, (x, y) in enumerate(zip(text, other)) if x != y), min(len(text), len(other)))
+    begin = max(0, start - width // 2)
+    return ("…" if begin else "") + text[begin:begin + width].replace("\n", "⏎") + ("…" if begin + width < len(text) else "")
+
+
+def _show(value) -> str:
+    return repr(value) if not isinstance(value, str) else value
+
+
+def render(report: DriftReport) -> str:
+    """The drift report as text: the machines, the platform-difference table, the changes."""
+    lines = [f"{report.experiment}: {report.summary()}"]
+    lines += [f"  machine {d.where.removeprefix('platform.')}: {d.committed} -> {d.fresh}" for d in report.machine]
+    lines += _table("platform differences", report.moved)
+    lines += _table("CHANGES", report.changed)
+    return "\n".join(lines) + "\n"
+
+
+def _table(title: str, rows: list[Difference]) -> list[str]:
+    if not rows:
+        return []
+    header = ("where", "committed", "fresh", "")
+    cells = [header] + [(d.where, d.committed, d.fresh, d.detail) for d in rows]
+    widths = [min(60, max(len(row[i]) for row in cells)) for i in range(3)]
+    lines = [f"  {title}:"]
+    for row in cells:
+        lines.append("    " + "  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths)) + "  " + row[3])
+    return [line.rstrip() for line in lines]

@@ -1,0 +1,88 @@
+"""Experiments and their claims.
+
+An experiment is a folder (see `pita_lab.catalog`); its declaration names the variants each side
+runs, the dump comparisons to make and the burn source lines that explain the behaviour. Each claim states what a run must show; `pita run` checks every claim against the
+run record, and the record keeps what was observed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pita_lab.claims import (  # noqa: F401  (catalog modules import claims from here)
+    Accepts, Claim, CompileFails, DefaultsDiffer, Diagnosed, DiffersOnlyAtKinks, Matches, Mismatches, OnlyTensorsDiffer, PairClaim, Panics, Raises, Relates, SameHparam, ScaledByMetadata, SideClaim, SmallerInSize, TensorsCompare, Warns,
+)
+from pita_lab.drift import PlatformTolerance
+from pita_lab.record import RunRecord
+
+
+@dataclass(frozen=True)
+class SourceRef:
+    """A line in the pinned burn source, found by searching `pattern` inside `function`."""
+
+    crate: str
+    file: str
+    function: str
+    pattern: str
+
+
+# The training main line, in order; every experiment sits at one of these stages.
+MAINLINE = (
+    "tensors and shapes",
+    "init and weight layout",
+    "forward",
+    "loss",
+    "loss → backward",
+    "backward",
+    "clipping and accumulation",
+    "optimizer",
+    "schedule",
+    "train/eval",
+    "save/load PyTorch weights",
+)
+# How a divergence shows in a port; "same" marks a candidate whose paired run showed none.
+KINDS = ("silent", "panic", "compile", "same")
+
+
+@dataclass(frozen=True)
+class Experiment:
+    id: str
+    title: str
+    mainline: str  # one of MAINLINE
+    kind: str  # one of KINDS
+    torch_variants: tuple[str, ...]
+    burn_variants: tuple[str, ...]
+    comparisons: tuple[tuple[str, str], ...]  # (reference, candidate) dump names
+    sources: tuple[SourceRef, ...]
+    claims: tuple[Claim, ...]
+    # The divergence's size as measured, e.g. "gradients ×4", for the catalog page.
+    magnitude: Callable[[RunRecord], str] | None = None
+    # How far its float figures may move on another machine (`pita book drift`, the drift test).
+    platform_tolerance: PlatformTolerance = PlatformTolerance()
+    # Set by the catalog from the folder: its path from the checkout, its compile-fail cases.
+    folder: str = ""
+    compile_fail: tuple[str, ...] = ()
+
+    @property
+    def torch_script(self) -> str:
+        return f"{self.folder}/pytorch.py"
+
+    @property
+    def burn_source(self) -> str:
+        return f"{self.folder}/burn.rs"
+
+    @property
+    def burn_package(self) -> str:
+        """The burn program's crate, named like its folder; its one binary is named like the id."""
+        return self.folder.rsplit("/", 1)[-1]
+
+    @property
+    def burn_binary(self) -> str:
+        return self.id
+
+    def __post_init__(self):
+        if self.mainline not in MAINLINE:
+            raise ValueError(f"{self.id}: main-line stage {self.mainline!r} is not one of {MAINLINE}")
+        if self.kind not in KINDS:
+            raise ValueError(f"{self.id}: kind {self.kind!r} is not one of {KINDS}")

@@ -1,0 +1,267 @@
+"""Run: build once, run both sides of an experiment, compare, build the compile-fail cases,
+locate the burn source behind the behaviour, check every claim, and save the run record."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import traceback
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from pita_lab import catalog, compile_fail, repo_root
+from pita.compare import compare_dumps
+from pita_lab.drift import DriftReport
+from pita.dump import read_dump
+from pita.errors import UsageError
+from pita_lab.experiment import Experiment, SourceRef
+from pita_lab.record import ComparisonRun, ProgramRun, RunRecord, SourceLocation, scrub_machine_paths
+
+SMALL_TENSOR = 64  # tensors up to this many elements are kept in the record for the book
+
+
+def progress(message: str) -> None:
+    print(f"pita: {message}", file=sys.stderr, flush=True)
+
+
+def run_experiments(ids: list[str], out: str | None = None) -> int:
+    """Builds every needed binary once, then runs each experiment and checks its claims.
+
+    Writes only under `out`: with one experiment, `out` is its folder (default runs/<id>); with
+    several, `out` holds one folder per experiment (default runs/). An experiment that cannot run
+    (it does not build, a program's output is unusable) is reported as broken and the rest go on.
+    The committed record in book/records/ is never touched (`pita book update` does that); each
+    run is set against it and its platform drift shown."""
+    experiments = [catalog.get(i) for i in ids]
+    root = repo_root()
+    unbuilt = build(root, sorted({e.burn_package for e in experiments}))
+    outcomes = []
+    for number, experiment in enumerate(experiments, start=1):
+        if len(experiments) > 1:
+            progress(f"[{number}/{len(experiments)}] {experiment.id} {experiment.title}")
+        base = Path(out) if out else root / "runs"
+        out_dir = base if (out and len(experiments) == 1) else base / experiment.id
+        outcomes.append(_run_one(experiment, root, out_dir, unbuilt))
+    if len(outcomes) > 1:
+        print(summary_table(outcomes))
+    return 0 if all(o.ok for o in outcomes) else 1
+
+
+@dataclass
+class Outcome:
+    """What one experiment's run came to: its record, or why it could not run; its drift."""
+
+    experiment: str
+    record: RunRecord | None = None
+    broken: str = ""
+    drift: DriftReport | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.record is not None and self.record.ok
+
+
+def _run_one(experiment: Experiment, root: Path, out_dir: Path, unbuilt: set[str]) -> Outcome:
+    outcome = Outcome(experiment.id)
+    try:
+        if experiment.burn_package in unbuilt:
+            raise UsageError(f"burn program {experiment.burn_source} does not build (see cargo's errors above)")
+        out_dir.mkdir(parents=True, exist_ok=True)
+        outcome.record = collect(experiment, root, out_dir.resolve())
+    except Exception as error:  # noqa: BLE001 - one broken experiment must not stop the others
+        if not isinstance(error, UsageError):  # a bug in pita or in the experiment: show where
+            traceback.print_exc()
+        outcome.broken = str(error).replace(str(root) + os.sep, "") or type(error).__name__
+        progress(f"{experiment.id} is broken: {outcome.broken}")
+        return outcome
+    outcome.record.save(out_dir / "record.json")
+    print(claims_table(outcome.record), flush=True)
+    progress(f"record saved to {out_dir / 'record.json'}")
+    from pita_lab.book import drift_from_committed
+
+    outcome.drift = drift_from_committed(root, outcome.record)
+    if outcome.drift is not None:
+        progress(f"against book/records/{experiment.id}.json: {outcome.drift.summary()}")
+    return outcome
+
+
+def build(root: Path, packages: list[str]) -> set[str]:
+    """Builds the experiments' burn programs (debug, like the handbook) with cargo's progress
+    shown; returns the crates that do not build (after trying each alone when building all at
+    once fails). burn itself is built once, in the workspace's shared target directory."""
+    if shutil.which("cargo") is None:
+        raise UsageError("cargo not found: install Rust (rustup), then run scripts/setup")
+    progress(f"building {len(packages)} burn program(s) (cargo, debug)")
+    if _cargo_build(root, packages):
+        return set()
+    progress("the build failed; building each experiment alone to find which")
+    return {name for name in packages if not _cargo_build(root, [name])}
+
+
+def _cargo_build(root: Path, packages: list[str]) -> bool:
+    command = ["cargo", "build", "--bins"] + [arg for name in packages for arg in ("-p", name)]
+    return subprocess.run(command, cwd=root).returncode == 0
+
+
+def collect(experiment: Experiment, root: Path, out: Path) -> RunRecord:
+    _remove_stale_dumps(experiment, out)
+    programs = [run_torch(experiment, root, out, v) for v in experiment.torch_variants]
+    programs += [run_burn(experiment, root, out, v) for v in experiment.burn_variants]
+    comparisons = [run_compare(root, out, ref, cand) for ref, cand in experiment.comparisons]
+    progress(f"building compile-fail cases: {', '.join(experiment.compile_fail) or 'none'}")
+    compile_failures = [compile_fail.check(root, experiment, case) for case in experiment.compile_fail]
+    record = RunRecord(
+        experiment=experiment.id,
+        platform=platform_facts(),
+        input_sha256=_input_sha256(programs),
+        programs=programs,
+        comparisons=comparisons,
+        compile_fail=compile_failures,
+        sources=[locate(root, ref) for ref in experiment.sources],
+        claims=[],
+    )
+    record.claims = [claim.check(record, out) for claim in experiment.claims]
+    return record
+
+
+def _remove_stale_dumps(experiment: Experiment, out: Path) -> None:
+    names = [f"torch-{v}" for v in experiment.torch_variants] + [f"burn-{v}" for v in experiment.burn_variants]
+    for name in names:
+        for suffix in (".safetensors", ".json"):
+            (out / f"{name}{suffix}").unlink(missing_ok=True)
+
+
+def run_torch(experiment: Experiment, root: Path, out: Path, variant: str) -> ProgramRun:
+    command = [sys.executable, experiment.torch_script, "--variant", variant, "--out", str(out)]
+    return _run_program("torch", variant, command, root, out)
+
+
+def run_burn(experiment: Experiment, root: Path, out: Path, variant: str) -> ProgramRun:
+    binary = root / "target" / "debug" / experiment.burn_binary
+    command = [str(binary), "--variant", variant, "--out", str(out)]
+    return _run_program("burn", variant, command, root, out)
+
+
+def _run_program(side: str, variant: str, command: list[str], root: Path, out: Path) -> ProgramRun:
+    progress(f"running {side}-{variant}")
+    env = {**os.environ, "RUST_BACKTRACE": "0", "PYTHONHASHSEED": "0"}
+    proc = subprocess.run(command, cwd=root, capture_output=True, text=True, env=env)
+    dump_path = out / f"{side}-{variant}.safetensors"
+    run = ProgramRun(
+        side=side,
+        variant=variant,
+        command=[_display_path(arg, root, out) for arg in command],
+        exit_code=proc.returncode,
+        stdout=scrub_machine_paths(proc.stdout, root, out),
+        stderr=scrub_machine_paths(proc.stderr, root, out),
+    )
+    if dump_path.exists():
+        run.dump = dump_path.name
+        dump = read_dump(dump_path)
+        run.metadata = dict(sorted(dump.metadata.items()))
+        run.tensors = {name: t.ravel().tolist() for name, t in dump.tensors.items() if t.size <= SMALL_TENSOR}
+    return run
+
+
+def run_compare(root: Path, out: Path, reference: str, candidate: str) -> ComparisonRun:
+    """Runs the CLI as a user would, for its printed lines and exit code, and keeps the result."""
+    progress(f"comparing {reference} with {candidate}")
+    ref_path, cand_path = f"{reference}.safetensors", f"{candidate}.safetensors"
+    command = [sys.executable, "-m", "pita", "compare", ref_path, cand_path]
+    proc = subprocess.run(command, cwd=out, capture_output=True, text=True)
+    if proc.returncode == 2:
+        raise UsageError(f"compare {reference} {candidate} could not run: {proc.stderr.strip()}")
+    reference_dump, candidate_dump = read_dump(out / ref_path), read_dump(out / cand_path)
+    reference_dump.source, candidate_dump.source = ref_path, cand_path  # as the CLI, run in OUT, names them
+    result = compare_dumps(reference_dump, candidate_dump)
+    display = ["pita", "compare", ref_path, cand_path]
+    return ComparisonRun(reference=reference, candidate=candidate, command=display, exit_code=proc.returncode, stdout=proc.stdout, result=result.to_dict())
+
+
+def _input_sha256(programs: list[ProgramRun]) -> str:
+    hashes = {p.metadata.get("input_sha256", "") for p in programs if p.dump}
+    return hashes.pop() if len(hashes) == 1 else f"DIFFERENT: {sorted(hashes)}"
+
+
+def _display_path(arg: str, root: Path, out: Path) -> str:
+    if arg == sys.executable:
+        return "python"
+    if arg == str(out):
+        return "OUT"
+    return arg.replace(str(root) + os.sep, "")
+
+
+def platform_facts() -> dict:
+    rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True).stdout.strip()
+    return {
+        "os": platform.platform(terse=True),
+        "machine": platform.machine(),
+        "cpu": _cpu_model(),
+        "python": platform.python_version(),
+        "rustc": rustc,
+        "profile": "debug",
+    }
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+@lru_cache(maxsize=1)
+def _package_dirs(root: Path) -> dict[str, tuple[str, Path]]:
+    proc = subprocess.run(["cargo", "metadata", "--format-version", "1", "--locked"], cwd=root, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise UsageError(f"cargo metadata failed: {proc.stderr.strip().splitlines()[-1] if proc.stderr else ''}")
+    packages = json.loads(proc.stdout)["packages"]
+    return {p["name"]: (p["version"], Path(p["manifest_path"]).parent) for p in packages}
+
+
+def locate(root: Path, ref: SourceRef) -> SourceLocation:
+    """Finds `ref.pattern` after `fn|struct|enum|impl|trait <last part of ref.function>` in the
+    locked crate source (a struct for `#[config(default = …)]` fields)."""
+    version, crate_dir = _package_dirs(root)[ref.crate]
+    lines = (crate_dir / ref.file).read_text().splitlines()
+    fn_name = ref.function.split("::")[-1]
+    inside = False
+    for number, line in enumerate(lines, start=1):
+        if re.search(rf"\b(?:fn|struct|enum|impl|trait) {re.escape(fn_name)}\b", line):
+            inside = True
+        if inside and ref.pattern in line:
+            return SourceLocation(ref.crate, version, ref.file, number, ref.function, line.strip())
+    raise UsageError(f"{ref.crate} {version} {ref.file}: {ref.pattern!r} not found in fn {fn_name}; the pinned source moved")
+
+
+def summary_table(outcomes: list[Outcome]) -> str:
+    rows = [("experiment", "claims", "", "against book/records")]
+    for o in outcomes:
+        claims = f"{sum(c.ok for c in o.record.claims)}/{len(o.record.claims)}" if o.record else "-"
+        verdict = "PASS" if o.ok else ("BROKEN" if o.broken else "FAIL")
+        drift = "no record" if o.drift is None else ("CHANGED" if not o.drift.ok else f"same ({len(o.drift.moved)} moved)")
+        rows.append((o.experiment, claims, verdict, o.broken or drift))
+    lines = [f"{a:<12}{b:<8}{c:<8}{d}".rstrip() for a, b, c, d in rows]
+    failed = [o.experiment for o in outcomes if not o.ok]
+    lines.append(f"{len(outcomes) - len(failed)}/{len(outcomes)} experiments hold" + (f"; failing: {', '.join(failed)}" if failed else ""))
+    return "\n".join(lines)
+
+
+def claims_table(record: RunRecord) -> str:
+    rows = [("claim", "expected", "observed", "")] + [
+        (c.id, c.expected, c.observed, "PASS" if c.ok else "FAIL") for c in record.claims
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + "  " + row[3] for row in rows]
+    passed = sum(c.ok for c in record.claims)
+    lines.append(f"{record.experiment}: {passed}/{len(record.claims)} claims hold")
+    return "\n".join(line.rstrip() for line in lines)

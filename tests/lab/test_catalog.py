@@ -1,0 +1,65 @@
+"""The whole catalog for real: one build, every experiment, every claim; then every committed
+chapter must be what this machine's fresh run renders."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from pita_lab import catalog
+from pita_lab.book import drift_from_committed, render_chapter
+from pita_lab.drift import render
+from pita_lab.experiment import KINDS, MAINLINE
+from pita_lab.record import RunRecord
+
+from conftest import ROOT, pita
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def catalog_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("catalog")
+    proc = subprocess.run([sys.executable, "-m", "pita", "run", "--all", "--out", str(out)],
+                          cwd=ROOT, capture_output=True, text=True)
+    return out, proc
+
+
+def test_every_experiment_holds_all_its_claims(catalog_run):
+    out, proc = catalog_run
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    ids = catalog.ids()
+    assert f"{len(ids)}/{len(ids)} experiments hold" in proc.stdout
+
+
+@pytest.mark.parametrize("experiment_id", catalog.ids())
+def test_the_fresh_run_agrees_with_the_committed_record(catalog_run, experiment_id):
+    """The drift check: what does not depend on the platform is equal, float figures within the
+    experiment's declared tolerance; what moved is printed, and the chapter still renders."""
+    out, _ = catalog_run
+    fresh = RunRecord.load(out / experiment_id / "record.json")
+    report = drift_from_committed(ROOT, fresh)
+    print(render(report))
+    assert report.ok, render(report)
+    assert render_chapter(ROOT, fresh).startswith("<!--")
+
+
+def test_every_experiment_has_a_negative_control_and_a_fix():
+    for experiment in catalog.all_experiments().values():
+        kinds = {type(claim).__name__ for claim in experiment.claims}
+        assert "Mismatches" in kinds, experiment.id
+        assert "Matches" in kinds, experiment.id
+        assert experiment.mainline in MAINLINE and experiment.kind in KINDS
+
+
+def test_ids_follow_the_main_line():
+    stages = [MAINLINE.index(e.mainline) for e in catalog.all_experiments().values()]
+    assert stages == sorted(stages)
+    assert catalog.get("p12").mainline == "loss → backward"
+
+
+def test_list_shows_the_catalog_as_json():
+    rows = json.loads(pita("list", "--format", "json").stdout)
+    assert [r["id"] for r in rows] == catalog.ids()
+    assert {"id", "title", "mainline", "class", "status"} <= set(rows[0])

@@ -1,0 +1,188 @@
+"""Each claim must fail when the behaviour it states changes."""
+
+import numpy as np
+import pytest
+
+from pita.dump import Dump, write_dump
+from pita_lab.claims import (
+    Accepts, CompileFails, DefaultsDiffer, Diagnosed, DiffersOnlyAtKinks, Matches, Mismatches, OnlyTensorsDiffer, Panics,
+    Raises, Relates, SameHparam, ScaledByMetadata, SmallerInSize, TensorsCompare, Warns, panic_message,
+)
+from pita_lab.record import ComparisonRun, CompileFailRun, ProgramRun, RunRecord
+
+PANIC = "thread 'main' panicked at src/bin/p12.rs:9:3:\nassertion failed: loss must be reduced\n  left: [4]\nnote: run with `RUST_BACKTRACE=1`\n"
+
+
+def record(programs=(), comparisons=(), compile_fail=()):
+    return RunRecord("p00", {}, "", list(programs), list(comparisons), list(compile_fail), [], [])
+
+
+def program(side="torch", variant="v", exit_code=0, stdout="", stderr="", dump=None):
+    return ProgramRun(side, variant, [], exit_code, stdout, stderr, dump)
+
+
+def comparison(exit_code, verdict, diagnosis=()):
+    result = {"ok": exit_code == 0, "tensors": [{"name": "w", "ok": exit_code == 0, "diagnosis": list(diagnosis)}]}
+    return ComparisonRun("torch-mean", "burn-x", [], exit_code, f"w n= 1\n{verdict}\n", result)
+
+
+def check(claim, rec, out=None):
+    return claim.check(rec, out).ok
+
+
+def test_raises_needs_the_exact_last_traceback_line_and_a_failure():
+    claim = Raises("r", "", "torch", "v", "RuntimeError", "only scalars")
+    assert check(claim, record([program(exit_code=1, stderr="Traceback\nRuntimeError: only scalars\n")]))
+    assert not check(claim, record([program(exit_code=1, stderr="RuntimeError: something else\n")]))
+    assert not check(claim, record([program(exit_code=0, stdout="RuntimeError: only scalars\n")]))
+
+
+def test_accepts_needs_exit_0_and_the_dump():
+    claim = Accepts("a", "", "burn", "v")
+    assert check(claim, record([program("burn", exit_code=0, dump="burn-v.safetensors")]))
+    assert not check(claim, record([program("burn", exit_code=0)]))
+    assert not check(claim, record([program("burn", exit_code=1, dump="burn-v.safetensors")]))
+
+
+def test_panics_needs_exit_101_and_the_message_in_the_panic():
+    claim = Panics("p", "", "burn", "v", "loss must be reduced")
+    assert check(claim, record([program("burn", exit_code=101, stderr=PANIC)]))
+    assert not check(claim, record([program("burn", exit_code=101, stderr=PANIC.replace("loss", "grad"))]))
+    assert not check(claim, record([program("burn", exit_code=1, stderr=PANIC)]))
+    assert panic_message(PANIC) == "assertion failed: loss must be reduced\n  left: [4]"
+
+
+def test_matches_and_mismatches_read_the_exit_code_and_verdict():
+    ok, bad = comparison(0, "worst=0 tol=1e-06 OK"), comparison(1, "worst=1 tol=1e-06 MISMATCH")
+    assert check(Matches("m", "", "torch-mean", "burn-x"), record(comparisons=[ok]))
+    assert not check(Matches("m", "", "torch-mean", "burn-x"), record(comparisons=[bad]))
+    assert check(Mismatches("n", "", "torch-mean", "burn-x"), record(comparisons=[bad]))
+    assert not check(Mismatches("n", "", "torch-mean", "burn-x"), record(comparisons=[ok]))
+
+
+def test_compile_fails_needs_the_code_the_detail_and_the_snapshot():
+    claim = CompileFails("c", "", "ce00", "E0308", "expected `1`, found `2`")
+    diag = "error[E0308]: mismatched types\n expected `1`, found `2`\n"
+    assert check(claim, record(compile_fail=[CompileFailRun("ce00", 101, diag, diag, True)]))
+    assert not check(claim, record(compile_fail=[CompileFailRun("ce00", 101, diag, "old", False)]))
+    assert not check(claim, record(compile_fail=[CompileFailRun("ce00", 101, diag.replace("E0308", "E0599"), diag, True)]))
+    assert not check(claim, record(compile_fail=[CompileFailRun("ce00", 0, "", "", True)]))
+
+
+@pytest.fixture
+def scaled_dumps(tmp_path):
+    meta = {"batch_size": "4"}
+    write_dump(Dump({"w": np.float32([0.1, -0.2])}, meta), tmp_path / "torch-mean.safetensors")
+    write_dump(Dump({"w": np.float32([0.4, -0.8])}, meta), tmp_path / "burn-x.safetensors")
+    write_dump(Dump({"w": np.float32([0.3, -0.6])}, meta), tmp_path / "burn-y.safetensors")
+    return tmp_path
+
+
+def test_scaled_by_metadata_measures_every_element(scaled_dumps):
+    assert check(ScaledByMetadata("s", "", "torch-mean", "burn-x", "batch_size"), record(), scaled_dumps)
+    assert not check(ScaledByMetadata("s", "", "torch-mean", "burn-y", "batch_size"), record(), scaled_dumps)
+
+
+def test_diagnosed_needs_the_named_factor_on_every_tensor(scaled_dumps):
+    claim = Diagnosed("d", "", "torch-mean", "burn-x", "scale", "batch_size")
+    right = comparison(1, "MISMATCH", [{"kind": "scale", "factor": 4.0}])
+    wrong = comparison(1, "MISMATCH", [{"kind": "scale", "factor": 3.0}])
+    assert check(claim, record(comparisons=[right]), scaled_dumps)
+    assert not check(claim, record(comparisons=[wrong]), scaled_dumps)
+    assert not check(claim, record(comparisons=[comparison(1, "MISMATCH")]), scaled_dumps)
+    assert not check(claim, record(comparisons=[comparison(0, "OK")]), scaled_dumps)  # nothing to diagnose
+
+
+def test_diagnosed_checks_named_parameters(scaled_dumps):
+    found = comparison(1, "MISMATCH", [{"kind": "transpose", "axes": [1, 0]}])
+    assert check(Diagnosed("d", "", "torch-mean", "burn-x", "transpose", params=(("axes", [1, 0]),)), record(comparisons=[found]))
+    assert not check(Diagnosed("d", "", "torch-mean", "burn-x", "transpose", params=(("axes", [0, 1]),)), record(comparisons=[found]))
+
+
+def rows(*verdicts):
+    """A comparison whose tensors pass or fail as given: ("w", True), ("b", False)."""
+    result = {"ok": all(ok for _, ok in verdicts), "tensors": [
+        {"name": name, "ok": ok, "max_abs_diff": 0.0 if ok else 1.0, "diagnosis": []} for name, ok in verdicts]}
+    return ComparisonRun("torch-mean", "burn-x", [], 0 if result["ok"] else 1, "", result)
+
+
+def test_tensors_compare_checks_only_the_named_tensors():
+    rec = record(comparisons=[rows(("out", True), ("grad", False))])
+    assert check(TensorsCompare("t", "", "torch-mean", "burn-x", ("out",)), rec)
+    assert not check(TensorsCompare("t", "", "torch-mean", "burn-x", ("grad",)), rec)
+    assert check(TensorsCompare("t", "", "torch-mean", "burn-x", ("grad",), ok=False), rec)
+    assert not check(TensorsCompare("t", "", "torch-mean", "burn-x", ("absent",)), rec)
+
+
+def test_only_tensors_differ_needs_exactly_that_set():
+    rec = record(comparisons=[rows(("out", True), ("grad", False))])
+    assert check(OnlyTensorsDiffer("o", "", "torch-mean", "burn-x", ("grad",)), rec)
+    assert not check(OnlyTensorsDiffer("o", "", "torch-mean", "burn-x", ("out",)), rec)
+    assert not check(OnlyTensorsDiffer("o", "", "torch-mean", "burn-x", ("grad",)), record(comparisons=[rows(("grad", False))]))
+
+
+@pytest.fixture
+def int_dumps(tmp_path):
+    write_dump(Dump({"q": np.float32([-3.5, 3.5])}, {"eps": "1e-08"}), tmp_path / "torch-div.safetensors")
+    write_dump(Dump({"q": np.float32([-3.0, 3.0])}, {"eps": "1e-05"}), tmp_path / "burn-div.safetensors")
+    return tmp_path
+
+
+def test_relates_applies_the_named_relation(int_dumps):
+    assert check(Relates("r", "", "torch-div", "burn-div", "q", "trunc"), record(), int_dumps)
+    assert not check(Relates("r", "", "torch-div", "burn-div", "q", "floor"), record(), int_dumps)
+
+
+def test_smaller_in_size_and_defaults_differ(int_dumps):
+    assert check(SmallerInSize("s", "", "torch-div", "burn-div", "q"), record(), int_dumps)
+    assert not check(SmallerInSize("s", "", "torch-div", "burn-div", "q", larger=True), record(), int_dumps)
+    assert check(DefaultsDiffer("d", "", "torch-div", "burn-div", "eps"), record(), int_dumps)
+    assert not check(DefaultsDiffer("d", "", "torch-div", "torch-div", "eps"), record(), int_dumps)
+
+
+def test_same_hparam_reads_the_programs_metadata():
+    torch_run, burn_run = program("torch", "a"), program("burn", "a")
+    torch_run.metadata, burn_run.metadata = {"eps": "1e-08"}, {"eps": "1e-08"}
+    assert check(SameHparam("h", "", "torch-a", "burn-a", "eps"), record([torch_run, burn_run]))
+    burn_run.metadata = {"eps": "1e-05"}
+    assert not check(SameHparam("h", "", "torch-a", "burn-a", "eps"), record([torch_run, burn_run]))
+    assert check(SameHparam("h", "", "torch-a", "burn-a", "eps", same=False), record([torch_run, burn_run]))
+
+
+def test_warns_needs_the_warning_and_exit_0():
+    claim = Warns("w", "", "torch", "v", "UserWarning", "deprecated")
+    assert check(claim, record([program(stderr="x.py:3: UserWarning: .T is deprecated here\n")]))
+    assert not check(claim, record([program(stderr="")]))
+    assert not check(claim, record([program(exit_code=1, stderr="UserWarning: deprecated\n")]))
+
+
+def test_differs_only_at_kinks(tmp_path):
+    x = np.float32([-1.0, -0.5, 0.0, 0.5, 1.0])
+    meta = {"clamp.kinks": "-0.5,0.5"}
+    write_dump(Dump({"clamp.x": x, "clamp.out": x, "clamp.grad": np.float32([0, 0, 1, 0, 0])}, meta), tmp_path / "torch-ref.safetensors")
+    write_dump(Dump({"clamp.x": x, "clamp.out": x, "clamp.grad": np.float32([0, 1, 1, 1, 0])}, meta), tmp_path / "burn-port.safetensors")
+    write_dump(Dump({"clamp.x": x, "clamp.out": x, "clamp.grad": np.float32([1, 1, 1, 1, 0])}, meta), tmp_path / "burn-other.safetensors")
+    assert check(DiffersOnlyAtKinks("k", "", "torch-ref", "burn-port", ("clamp",)), record(), tmp_path)
+    assert not check(DiffersOnlyAtKinks("k", "", "torch-ref", "burn-other", ("clamp",)), record(), tmp_path)
+
+
+def test_relates_within_ulps_counts_float32_ulps(tmp_path):
+    w = np.float32([1.5, -0.25, 3.0])
+    write_dump(Dump({"w": w}), tmp_path / "torch-a.safetensors")
+    write_dump(Dump({"w": np.nextafter(np.nextafter(w, np.float32(9)), np.float32(9))}), tmp_path / "burn-a.safetensors")
+    assert check(Relates("r", "", "torch-a", "burn-a", "w", "identity", ulps=2), record(), tmp_path)
+    assert not check(Relates("r", "", "torch-a", "burn-a", "w", "identity", ulps=1), record(), tmp_path)
+    assert not check(Relates("r", "", "torch-a", "burn-a", "w", "identity"), record(), tmp_path)
+
+
+@pytest.mark.parametrize("claim", [
+    Relates("r", "", "torch-gone", "burn-gone", "w", "identity"),
+    ScaledByMetadata("s", "", "torch-gone", "burn-gone", "batch_size"),
+    Matches("m", "", "torch-gone", "burn-gone"),
+    Accepts("a", "", "burn", "gone"),
+    CompileFails("c", "", "ce99", "E0308", "x"),
+])
+def test_a_claim_that_cannot_observe_its_fact_fails_with_the_reason(claim, tmp_path):
+    result = claim.check(record(), tmp_path)
+    assert not result.ok
+    assert result.observed.startswith("cannot observe: ") and str(tmp_path) not in result.observed

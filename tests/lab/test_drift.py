@@ -1,0 +1,111 @@
+"""The drift check both ways: platform noise passes and is listed; a real change fails."""
+
+import copy
+import re
+
+import numpy as np
+import pytest
+
+from pita_lab.drift import PlatformTolerance, compare_records, render
+from pita_lab.record import RunRecord
+
+from conftest import ROOT
+
+
+@pytest.fixture()
+def committed() -> RunRecord:
+    return RunRecord.load(ROOT / "book" / "records" / "p12.json")
+
+
+def nudged(value: float, ulps: int) -> float:
+    """`value` moved by `ulps` float32 ULPs."""
+    moved = np.float32(value)
+    for _ in range(abs(ulps)):
+        moved = np.nextafter(moved, np.float32(np.inf if ulps > 0 else -np.inf))
+    return float(moved)
+
+
+def on_another_machine(record: RunRecord, ulps: int) -> RunRecord:
+    """The record as another CPU and kernel build would write it: every recorded tensor value and
+    every float printed in a program's output moved by `ulps` ULPs."""
+    fresh = copy.deepcopy(record)
+    fresh.platform = {**fresh.platform, "cpu": "AMD EPYC 9B14", "os": "Linux-6.1.0-other-x86_64-with-glibc2.36"}
+    for program in fresh.programs:
+        program.tensors = {name: [nudged(v, ulps) for v in values] for name, values in program.tensors.items()}
+        program.stdout = re.sub(r"-?\d+\.\d{6,}", lambda m: repr(nudged(float(m.group()), ulps)), program.stdout)
+    for comparison in fresh.comparisons:
+        for tensor in comparison.result["tensors"]:
+            if tensor["max_ulp"] is not None:
+                tensor["max_ulp"] += ulps
+    return fresh
+
+
+def test_the_same_record_has_no_drift(committed):
+    report = compare_records(committed, committed)
+    assert report.ok and not report.moved and not report.machine
+
+
+def test_a_few_ulps_and_another_machine_pass_and_are_listed(committed):
+    report = compare_records(committed, on_another_machine(committed, 3))
+    assert report.ok, render(report)
+    assert {d.where for d in report.machine} == {"platform.cpu", "platform.os"}
+    assert any("programs[torch-mean].tensors.weight.grad" in d.where for d in report.moved)
+    assert any(".max_ulp" in d.where for d in report.moved)
+    text = render(report)
+    assert "platform differences:" in text and "AMD EPYC 9B14" in text and "CHANGES" not in text
+
+
+def test_a_figure_beyond_the_tolerance_fails(committed):
+    fresh = on_another_machine(committed, PlatformTolerance().ulps * 64)
+    report = compare_records(committed, fresh)
+    assert not report.ok
+    assert any("tensors.weight.grad" in d.where for d in report.changed)
+
+
+def test_a_flipped_verdict_fails(committed):
+    fresh = copy.deepcopy(committed)
+    comparison = fresh.comparison("torch-mean", "burn-nomean")
+    comparison.exit_code = 0
+    comparison.stdout = comparison.stdout.replace("MISMATCH", "OK")
+    comparison.result["ok"] = True
+    report = compare_records(committed, fresh)
+    assert not report.ok
+    changed = {d.where for d in report.changed}
+    assert "p12.comparisons[torch-mean vs burn-nomean].exit_code" in changed
+    assert "p12.comparisons[torch-mean vs burn-nomean].stdout" in changed
+
+
+def test_a_failed_claim_and_a_changed_diagnosis_fail(committed):
+    fresh = copy.deepcopy(committed)
+    fresh.claims[0].ok = False
+    tensor = fresh.comparison("torch-mean", "burn-nomean").result["tensors"][0]
+    tensor["diagnosis"][0]["kind"] = "offset"
+    changed = {d.where for d in compare_records(committed, fresh).changed}
+    assert f"p12.claims[{committed.claims[0].id}].ok" in changed
+    assert any(w.endswith(".kind") for w in changed)
+
+
+def test_a_changed_panic_or_compiler_error_fails(committed):
+    fresh = copy.deepcopy(committed)
+    fresh.program("burn", "guard").stderr += "extra line\n"
+    fresh.compile_fail[0].diagnostic = fresh.compile_fail[0].diagnostic.replace("E0308", "E0599")
+    changed = {d.where for d in compare_records(committed, fresh).changed}
+    assert "p12.programs[burn-guard].stderr" in changed
+    assert "p12.compile_fail[ce12].diagnostic" in changed
+
+
+def test_printed_figures_may_flip_their_last_digit_but_not_more():
+    tolerance = PlatformTolerance(ulps=4)
+    base = RunRecord.load(ROOT / "book" / "records" / "p12.json")
+
+    def with_stdout(text):
+        record = copy.deepcopy(base)
+        record.programs[0].stdout = text
+        return record
+
+    assert compare_records(with_stdout("ratio 10.9"), with_stdout("ratio 11.0"), tolerance).ok
+    assert not compare_records(with_stdout("ratio 10.9"), with_stdout("ratio 11.1"), tolerance).ok
+    assert compare_records(with_stdout("max_ulp=16 at [0, 2]"), with_stdout("max_ulp=10 at [0, 1]"), tolerance).ok
+    assert not compare_records(with_stdout("max_ulp=16 at [0, 2]"), with_stdout("max_ulp=160 at [0, 2]"), tolerance).ok
+    assert not compare_records(with_stdout("exit 1"), with_stdout("exit 2"), tolerance).ok
+    assert compare_records(with_stdout("nan"), with_stdout("nan"), tolerance).ok

@@ -1,0 +1,44 @@
+"""A broken experiment is reported as broken and the others go on (no cargo needed here)."""
+
+from pita_lab.experiment import Accepts, Experiment, Matches
+from pita_lab.run import Outcome, _run_one, summary_table
+
+from conftest import ROOT
+
+
+def experiment(**changes) -> Experiment:
+    fields = dict(
+        id="p99", title="a broken experiment", mainline="loss", kind="silent",
+        torch_script="experiments/pytorch/does_not_exist.py", burn_binary="p99",
+        torch_variants=("ref",), burn_variants=(), comparisons=(("torch-ref", "torch-ref"),),
+        compile_fail=(), sources=(), claims=(Accepts("runs", "", "torch", "ref"), Matches("m", "", "torch-ref", "torch-ref")),
+    )
+    return Experiment(**{**fields, **changes})
+
+
+def test_an_unbuilt_burn_program_makes_the_experiment_broken(tmp_path):
+    outcome = _run_one(experiment(), ROOT, tmp_path / "p99", unbuilt={"p99"})
+    assert outcome.record is None and not outcome.ok
+    assert "p99 does not build" in outcome.broken
+
+
+def test_a_comparison_that_cannot_run_makes_the_experiment_broken(tmp_path):
+    outcome = _run_one(experiment(), ROOT, tmp_path / "p99", unbuilt=set())
+    assert outcome.record is None and "could not run" in outcome.broken
+    assert str(ROOT) not in outcome.broken
+
+
+def test_without_comparisons_the_claims_fail_and_are_recorded(tmp_path):
+    outcome = _run_one(experiment(comparisons=()), ROOT, tmp_path / "p99", unbuilt=set())
+    assert outcome.record is not None and not outcome.ok
+    assert [c.ok for c in outcome.record.claims] == [False, False]
+    assert (tmp_path / "p99" / "record.json").exists()
+
+
+def test_the_summary_names_broken_and_failing_experiments(tmp_path):
+    broken = Outcome("p98", broken="cargo build failed")
+    failing = _run_one(experiment(comparisons=()), ROOT, tmp_path / "p99", unbuilt=set())
+    table = summary_table([broken, failing])
+    assert "p98         -       BROKEN  cargo build failed" in table
+    assert "p99         0/2     FAIL" in table
+    assert table.splitlines()[-1] == "0/2 experiments hold; failing: p98, p99"
