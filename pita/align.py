@@ -29,15 +29,16 @@ import fnmatch
 import math
 import re
 import tomllib
-from re import _constants as _sre, _parser as _sre_parser  # the parse tree re itself builds (sre_parse)
-from reprlib import repr as brief
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from re import _constants as _sre  # the parse tree re itself builds (sre_parse)
+from re import _parser as _sre_parser
+from reprlib import repr as brief
 
 import numpy as np
 
-from pita.files import read_regular_file, shown
 from pita.errors import UsageError
+from pita.files import read_regular_file, shown
 
 SIDES = ("reference", "candidate")
 TOLERANCE_KEYS = ("atol", "rtol", "ulp", "equal_nan")

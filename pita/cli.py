@@ -7,7 +7,6 @@ Exit codes: 0 everything held, 1 a mismatch or a failed claim, 2 unusable input 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import traceback
 
@@ -27,7 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("reference")
     compare.add_argument("candidate")
     compare.add_argument("--atol", type=float, help="absolute tolerance (default 1e-6 for float32/float64; torch.testing's for float16/bfloat16)")
-    compare.add_argument("--rtol", type=float, help="relative tolerance, times |reference| (default 0 for float32/float64; torch.testing's for float16/bfloat16)")
+    compare.add_argument("--rtol", type=float,
+                         help="relative tolerance, times |reference| (default 0 for float32/float64; torch.testing's for float16/bfloat16)")
     compare.add_argument("--ulp", type=int, metavar="N", help="an element also passes when at most N ULPs apart")
     compare.add_argument("--equal-nan", action="store_true", help="let NaN match NaN")
     compare.add_argument("--allow-input-mismatch", action="store_true", help="compare dumps whose input hashes differ")
@@ -70,23 +70,27 @@ LAB_COMMANDS = {"run": "build, run and check experiments' claims", "list": "the 
 def _add_lab_commands(commands) -> None:
     try:
         from pita_lab.cli import add_commands
-    except ImportError:
-        for name, help_text in LAB_COMMANDS.items():
+    except ModuleNotFoundError as error:
+        if error.name not in ("pita_lab", "pita_lab.cli"):  # the lab is there but broken: a bug, say so
+            raise
+        for name, help_text in LAB_COMMANDS.items():  # whatever follows the command, main answers with one line
             command = commands.add_parser(name, help=f"{help_text} (lab; needs a source checkout)", add_help=False)
-            command.add_argument("rest", nargs=argparse.REMAINDER)
             command.set_defaults(handler=_lab_missing)
         return
     add_commands(commands)
 
 
 def _lab_missing(args) -> int:
-    raise UsageError(f"pita {args.command} is part of pita's lab, which this installation does not include: "
+    raise UsageError(f"pita {args.command} is part of pita's lab, which runs from a source checkout and is not installed here: "
                      "clone the repository and run scripts/setup (pita compare works as installed)")
 
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        args, unknown = parser.parse_known_args(argv)
+        if unknown and args.handler is not _lab_missing:  # what parse_args does; the lab's stand-ins take anything
+            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
         return args.handler(args)
     except UsageError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -18,10 +18,10 @@ import numpy as np
 
 from pita import diagnose
 from pita.align import Rules, align
+from pita.diagnose.base import Diagnosis, differ_only_in_size_one_axes
 from pita.dtypes import FLOATS, dtype_name, widen
 from pita.dump import Dump
 from pita.errors import UsageError
-from pita.diagnose.base import Diagnosis, differ_only_in_size_one_axes
 from pita.filetensor import take
 from pita.stats import ULP_UNBOUNDED, measure
 
@@ -61,7 +61,8 @@ class Tolerance:
     def formula(self) -> str:
         nan = "NaN passes only against NaN" if self.equal_nan else "NaN never passes"
         ulp = f", or ULP distance <= {self.ulp}" if self.ulp is not None else ""
-        return f"|candidate - reference| <= atol + rtol*|reference| (atol={self.atol:g}, rtol={self.rtol:g}){ulp}; {nan}; an inf passes only against the same inf"
+        bounds = f"(atol={self.atol:g}, rtol={self.rtol:g})"
+        return f"|candidate - reference| <= atol + rtol*|reference| {bounds}{ulp}; {nan}; an inf passes only against the same inf"
 
     def short(self) -> str:
         text = f"{self.atol:g}" if self.rtol == 0 else f"{self.atol:g}+{self.rtol:g}*|reference|"

@@ -41,7 +41,8 @@ def _tensor_lines(tensor: TensorResult) -> list[str]:
         line += f" MISMATCH {tensor.mismatched}/{tensor.n} ({share:.1f}%)"
     lines = [line]
     if not tensor.ok and tensor.worst_reference is not None:
-        lines.append(f"  worst at {tensor.worst_index}: reference {_value(tensor.worst_reference)}, candidate {_value(tensor.worst_candidate)}; max rel diff {tensor.max_rel_diff:.2e}")
+        worst = f"reference {_value(tensor.worst_reference)}, candidate {_value(tensor.worst_candidate)}"
+        lines.append(f"  worst at {tensor.worst_index}: {worst}; max rel diff {tensor.max_rel_diff:.2e}")
         examples = "; ".join(f"{e['index']} {_value(e['reference'])} vs {_value(e['candidate'])}" for e in tensor.examples)
         lines.append(f"  first mismatches: {examples}")
         lines.append(f"  would pass with: {tensor.would_pass}")

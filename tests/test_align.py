@@ -3,12 +3,11 @@ import time
 import numpy as np
 import pytest
 
+from conftest import f32, pita
 from pita.align import MAX_RULES_BYTES, RULE_NAME_CHARS, align, load_rules
 from pita.compare import Tolerance, compare_dumps
 from pita.dump import Dump, read_dump, write_dump
 from pita.errors import UsageError
-
-from conftest import f32, pita
 
 
 def rules(tmp_path, text):

@@ -1,9 +1,8 @@
 import numpy as np
 import pytest
 
-from pita.dump import Dump, write_dump
-
 from conftest import pita
+from pita.dump import Dump, write_dump
 
 
 @pytest.fixture
@@ -49,6 +48,7 @@ def test_compare_json_is_strict_when_values_are_not_finite(tmp_path):
     ("compare", "ref.safetensors"),
     ("compare", "ref.safetensors", "same.npz", "--atol", "x"),
     ("compare", "ref.safetensors", "same.npz", "--atol", "-1"),
+    ("compare", "ref.safetensors", "same.npz", "--bogus"),
     ("frobnicate",),
     ("run", "p999"),
 ])
@@ -80,3 +80,42 @@ def test_a_bug_is_reported_as_a_bug(dumps, monkeypatch, capsys):
     assert pita.cli.main(["compare", str(dumps / "ref.safetensors"), str(dumps / "same.npz")]) == 3
     err = capsys.readouterr().err
     assert "ZeroDivisionError: boom" in err and "this is a bug in pita" in err
+
+
+@pytest.mark.parametrize("argv", [["run", "p12"], ["run", "--all"], ["run", "--help"], ["list", "--format", "json"],
+                                  ["book", "check", "p12"]])
+def test_without_the_lab_its_commands_answer_with_one_line(monkeypatch, capsys, argv):
+    import sys
+
+    import pita.cli
+
+    for name in ("pita_lab", "pita_lab.cli"):  # as where only the library is installed
+        monkeypatch.setitem(sys.modules, name, None)
+    assert pita.cli.main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.splitlines()) == 1
+    assert err.startswith(f"error: pita {argv[0]} is part of pita's lab, which runs from a source checkout")
+
+
+def test_without_the_lab_compare_and_help_still_work(dumps, monkeypatch, capsys):
+    import sys
+
+    import pita.cli
+
+    for name in ("pita_lab", "pita_lab.cli"):
+        monkeypatch.setitem(sys.modules, name, None)
+    assert pita.cli.main(["compare", str(dumps / "ref.safetensors"), str(dumps / "same.npz")]) == 0
+    with pytest.raises(SystemExit) as exited:
+        pita.cli.main(["--help"])
+    assert exited.value.code == 0 and "needs a source checkout" in capsys.readouterr().out
+
+
+def test_a_lab_that_is_installed_but_broken_is_a_bug_not_a_missing_lab(monkeypatch, capsys):
+    import sys
+    import types
+
+    import pita.cli
+
+    monkeypatch.setitem(sys.modules, "pita_lab.cli", types.ModuleType("pita_lab.cli"))  # no add_commands
+    assert pita.cli.main(["list"]) == 3
+    assert "this is a bug in pita" in capsys.readouterr().err

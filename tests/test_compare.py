@@ -4,14 +4,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from conftest import f32
 from pita.align import Rules
 from pita.compare import DEFAULT_TOLERANCE, Tolerance, compare_dumps
 from pita.dtypes import dtype_name, from_float64, widen
 from pita.dump import Dump, read_dump, write_dump
 from pita.errors import UsageError
 from pita.filetensor import FileTensor
-
-from conftest import f32
 
 arrays = hnp.arrays(np.float32, hnp.array_shapes(min_dims=1, max_dims=3, max_side=5),
                     elements=st.floats(-1e6, 1e6, width=32, allow_subnormal=False))

@@ -20,10 +20,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import ROOT
 from pita.dtypes import BF16
 from pita.dump import MAX_TENSORS, Dump, write_dump
-
-from conftest import ROOT
 
 MEMORY_LIMIT = 2 << 30
 BATCH_TIMEOUT = 300
@@ -110,8 +109,10 @@ def build_cases(folder: Path) -> dict[str, tuple[list[str], int, str | None]]:
     made["a shape numpy cannot hold"] = file("shape.safetensors", _safetensors({"t": {"dtype": "F32", "shape": [0, 2**62, 2**62], "data_offsets": [0, 0]}}))
     made[f"{MAX_TENSORS + 1} zero-length tensors"] = file("many.safetensors", _zero_length_tensors(MAX_TENSORS + 1))
     made["a million zero-length tensors"] = file("million.safetensors", _zero_length_tensors(1_000_000))
-    made[f"{MAX_TENSORS + 1} JSON tensors"] = file("many.json", _json_dump({f"t{i}": {"dtype": "U8", "shape": [0], "values": []} for i in range(MAX_TENSORS + 1)}))
-    made["a newline in a tensor name"] = file("name.safetensors", _safetensors({"w\nworst=0.00e+00 tol=1e-06 OK": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}, b"\0" * 4))
+    empty = {"dtype": "U8", "shape": [0], "values": []}
+    made[f"{MAX_TENSORS + 1} JSON tensors"] = file("many.json", _json_dump({f"t{i}": empty for i in range(MAX_TENSORS + 1)}))
+    forged = {"w\nworst=0.00e+00 tol=1e-06 OK": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}
+    made["a newline in a tensor name"] = file("name.safetensors", _safetensors(forged, b"\0" * 4))
     made["F32 1e39"] = file("big1.json", _json_dump({"w": {"dtype": "F32", "shape": [2], "values": [1.0, 1e39]}}))
     made["I64 1.5"] = file("half.json", _json_dump({"w": {"dtype": "I64", "shape": [1], "values": [1.5]}}))
     made["bzip2 npz member"] = file("bz.npz", _npz({"w": np.zeros(1 << 20, np.uint8)}, zipfile.ZIP_BZIP2))

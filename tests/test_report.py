@@ -6,13 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import f32
 from pita.cli import main
 from pita.compare import DEFAULT_TOLERANCE, Tolerance, _round_up, compare_dumps
 from pita.dtypes import from_float64
 from pita.dump import Dump, write_dump
 from pita.report import render_json, render_text
-
-from conftest import f32
 
 
 def compare(reference, candidate, tolerance=DEFAULT_TOLERANCE):

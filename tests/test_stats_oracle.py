@@ -14,12 +14,13 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_stats import use_kernel, use_numpy  # the same two paths as there
 
 from pita.compare import Tolerance
 from pita.dtypes import BF16
 from pita.stats import EXAMPLES, ULP_UNBOUNDED, TensorStats, measure
-from test_stats import use_kernel, use_numpy  # the same two paths as there
 
 # --- the oracle --------------------------------------------------------------------------------
 

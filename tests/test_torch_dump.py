@@ -5,7 +5,6 @@ import sys
 import numpy as np
 import pytest
 
-import pita.dump
 from pita.dtypes import dtype_name
 from pita.dump import read_dump
 from pita.errors import UsageError

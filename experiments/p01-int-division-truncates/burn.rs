@@ -2,9 +2,9 @@
 //! `/`), where PyTorch's `//` floors; `remainder` follows the divisor's sign on both sides, so
 //! `quotient * b + remainder == a` no longer holds in the direct port.
 use burn::tensor::{Device, Int, Tensor, TensorData};
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::inputs_sha256;
-use pita_lab::{backend_name, device};
+use pita_lab::{device};
 
 // book:begin setup
 const A: [i64; 4] = [-7, 7, -7, 7];
@@ -19,7 +19,7 @@ fn int_values(tensor: Tensor<1, Int>) -> Vec<i64> {
     tensor.into_data().convert::<i64>().try_to_vec::<i64>().expect("i64 data")
 }
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "port-ndarray", "fixed"]);
     // book:begin ndarray
     #[allow(deprecated)]
@@ -55,7 +55,8 @@ fn main() {
     let identity = identity.into_data().convert::<bool>().try_to_vec::<bool>().expect("bool data");
     println!("{} quotient*b + remainder == a: {identity:?}", args.variant);
 
-    let mut dump = Dump::new("p01", &args.variant, &input_sha256, &backend_name(&device));
-    dump.tensor("quotient", quotient.float()).tensor("remainder", remainder.float());
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p01", &args.variant, &input_sha256, &device).build()?;
+    dump.tensor("quotient", quotient.float())?.tensor("remainder", remainder.float())?;
+    dump.write(&args.out)?;
+    Ok(())
 }

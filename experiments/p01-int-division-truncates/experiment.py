@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-
 from pita_lab.experiment import Accepts, Experiment, Matches, Mismatches, Relates, SourceRef
+
 
 def magnitude(record) -> str:
     row = next(t for t in record.comparison("torch-floordiv", "burn-port").result["tensors"] if t["name"] == "quotient")

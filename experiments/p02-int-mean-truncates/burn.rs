@@ -2,9 +2,9 @@
 //! dtype is I32, whose products wrap around silently. PyTorch refuses an integer mean and computes
 //! integers in int64.
 use burn::tensor::{Device, Int, IntDType, Tensor, TensorData};
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::inputs_sha256;
-use pita_lab::{backend_name, device, values};
+use pita_lab::{device, values};
 
 // book:begin setup
 const PRED: [i64; 5] = [1, 0, 2, 1, 1]; // predicted classes
@@ -21,7 +21,7 @@ fn int_values(tensor: Tensor<1, Int>) -> Vec<i64> {
     tensor.into_data().convert::<i64>().try_to_vec::<i64>().expect("i64 data")
 }
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "port-ndarray", "fixed"]);
     let as_f32 = |v: &[i64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
     let input_sha256 = inputs_sha256(&[&as_f32(&PRED), &as_f32(&LABELS), &as_f32(&X), &as_f32(&Y)]);
@@ -59,7 +59,8 @@ fn main() {
     println!("{} accuracy {:?}", args.variant, values(accuracy.clone()));
     println!("{} product {:?} ({:?})", args.variant, int_values(product.clone()), product.dtype());
 
-    let mut dump = Dump::new("p02", &args.variant, &input_sha256, &backend_name(&device));
-    dump.tensor("accuracy", accuracy).tensor("product", product.float());
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p02", &args.variant, &input_sha256, &device).build()?;
+    dump.tensor("accuracy", accuracy)?.tensor("product", product.float())?;
+    dump.write(&args.out)?;
+    Ok(())
 }

@@ -3,9 +3,9 @@ product of integers past 2^31. PyTorch refuses the integer mean and computes in 
 
 import torch
 
-from pita_lab.inputs import inputs_sha256
 from pita.torch_dump import write_torch_dump
 from pita_lab.args import experiment_args
+from pita_lab.inputs import inputs_sha256
 
 # book:begin setup
 PRED = [1, 0, 2, 1, 1]  # predicted classes

@@ -1,11 +1,11 @@
 //! p03: burn's `transpose()` swaps the last two dimensions (PyTorch's `.mT`); PyTorch's `.T` on a
 //! 3-D tensor reverses all of them. With equal dimensions the shapes agree and only values differ.
 use burn::tensor::Tensor;
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::{inputs_sha256, ramp};
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "fixed"]);
     let device = device();
     // book:begin inputs
@@ -33,7 +33,8 @@ fn main() {
     };
     println!("{} out {:?}", args.variant, values(out.clone()));
 
-    let mut dump = Dump::new("p03", &args.variant, &input_sha256, &backend_name(&device));
-    dump.tensor("out", out);
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p03", &args.variant, &input_sha256, &device).build()?;
+    dump.tensor("out", out)?;
+    dump.write(&args.out)?;
+    Ok(())
 }

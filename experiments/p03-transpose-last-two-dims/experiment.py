@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from pita_lab.experiment import Accepts, Diagnosed, Experiment, Matches, Mismatches, SourceRef, Warns
 
 

@@ -3,10 +3,10 @@
 //! to [B, B] without a word.
 use burn::nn::loss::{MseLoss, Reduction};
 use burn::tensor::{Int, Tensor, TensorData};
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::{inputs_sha256, ramp};
 use pita::same_shape::mse_loss;
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
 // book:begin setup
 const BATCH: usize = 4;
@@ -14,7 +14,7 @@ const LOGITS: [[f32; 3]; BATCH] = [[0.3, 0.1, -0.2], [0.0, 0.4, 0.1], [-0.1, 0.2
 const CLASSES: [i64; BATCH] = [0, 1, 2, 1];
 // book:end
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "fixed", "guard"]);
     let device = device();
     let (pred_values, target_values) = (ramp(BATCH, 0), ramp(BATCH, BATCH));
@@ -59,7 +59,8 @@ fn main() {
     println!("{} loss {:?}", args.variant, values(loss.clone()));
     println!("{} accuracy {:?}", args.variant, values(accuracy.clone()));
 
-    let mut dump = Dump::new("p04", &args.variant, &input_sha256, &backend_name(&device)).with_metadata("batch_size", BATCH);
-    dump.tensor("loss", loss).tensor("accuracy", accuracy);
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p04", &args.variant, &input_sha256, &device).metadata("batch_size", BATCH).build()?;
+    dump.tensor("loss", loss)?.tensor("accuracy", accuracy)?;
+    dump.write(&args.out)?;
+    Ok(())
 }

@@ -2,9 +2,9 @@
 //! `torch.where(mask, a, b)` is `b.mask_where(mask, a)`; the word-for-word port
 //! `a.mask_where(mask, b)` swaps the two sources. `mask_fill` matches `masked_fill`.
 use burn::tensor::{Bool, Tensor, TensorData};
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::{inputs_sha256, ramp};
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
 // book:begin setup
 const MASK: [bool; 4] = [true, false, true, false];
@@ -17,7 +17,7 @@ fn torch_where<const D: usize>(mask: Tensor<D, Bool>, x: Tensor<D>, y: Tensor<D>
 }
 // book:end
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "fixed"]);
     let device = device();
     let (a_values, b_values) = (ramp(4, 0), ramp(4, 4));
@@ -49,7 +49,8 @@ fn main() {
     println!("{} out {:?}", args.variant, values(out.clone()));
     println!("{} filled {:?}", args.variant, values(filled.clone()));
 
-    let mut dump = Dump::new("p05", &args.variant, &input_sha256, &backend_name(&device));
-    dump.tensor("out", out).tensor("filled", filled);
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p05", &args.variant, &input_sha256, &device).build()?;
+    dump.tensor("out", out)?.tensor("filled", filled)?;
+    dump.write(&args.out)?;
+    Ok(())
 }

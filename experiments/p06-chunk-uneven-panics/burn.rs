@@ -2,9 +2,9 @@
 //! makes `chunks - 1` of them, so where PyTorch returns fewer chunks, burn asks `narrow` for an
 //! empty or out-of-range slice and panics.
 use burn::tensor::Tensor;
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::{inputs_sha256, ramp};
-use pita_lab::{backend_name, device, tensor};
+use pita_lab::{device, tensor};
 
 // book:begin setup
 const CHUNKS: usize = 4;
@@ -19,7 +19,7 @@ fn torch_chunk(tensor: Tensor<1>, chunks: usize, dim: usize) -> Vec<Tensor<1>> {
 }
 // book:end
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port-9", "port-5", "fixed", "floor"]);
     let device = device();
     let (x_values, y_values) = (ramp(9, 0), ramp(5, 9));
@@ -59,13 +59,14 @@ fn main() {
         }
         _ => unreachable!("Args::parse accepts only the listed variants"),
     };
-    let mut dump = Dump::new("p06", &args.variant, &input_sha256, &backend_name(&device)).with_metadata("chunks", CHUNKS);
+    let mut dump = dump_builder("p06", &args.variant, &input_sha256, &device).metadata("chunks", CHUNKS).build()?;
     for (name, chunks) in [("x", x_chunks), ("y", y_chunks)] {
         let sizes: Vec<usize> = chunks.iter().map(|c| c.dims()[0]).collect();
         println!("{name}: {} chunks of sizes {sizes:?}", chunks.len());
         for (i, chunk) in chunks.into_iter().enumerate() {
-            dump.tensor(&format!("{name}.{i}"), chunk);
+            dump.tensor(&format!("{name}.{i}"), chunk)?;
         }
     }
-    dump.write(&args.out).expect("write dump");
+    dump.write(&args.out)?;
+    Ok(())
 }

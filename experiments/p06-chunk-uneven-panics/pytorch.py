@@ -3,9 +3,9 @@ returns fewer than 4 chunks when that covers the tensor: 9 gives [3, 3, 3], 5 gi
 
 import torch
 
-from pita_lab.inputs import inputs_sha256, ramp
 from pita.torch_dump import write_torch_dump
 from pita_lab.args import experiment_args
+from pita_lab.inputs import inputs_sha256, ramp
 
 # book:begin setup
 CHUNKS = 4

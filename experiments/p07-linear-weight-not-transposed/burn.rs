@@ -2,10 +2,10 @@
 //! transpose. Square layers accept it and compute `x W + b` instead of `x Wᵀ + b`.
 use burn::module::Param;
 use burn::nn::Linear;
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::{inputs_sha256, ramp};
 use pita::torch_layout::{linear_from_torch, TorchLinearWeight};
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
 // book:begin setup
 const WEIGHT: [f32; 4] = [1.0, 2.0, 3.0, 4.0]; // PyTorch fc.weight [[1, 2], [3, 4]], [out, in]
@@ -15,7 +15,7 @@ const BIAS: [f32; 2] = [0.5, -0.5];
 const WEIGHT_3X2: [f32; 6] = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
 const BIAS_3: [f32; 3] = [0.5, -0.5, 0.0];
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "fixed", "nonsquare"]);
     let device = device();
     let inputs = ramp(4, 0);
@@ -60,7 +60,8 @@ fn main() {
     let weight = fc.weight.val().transpose();
     println!("weight as [out, in] {:?}", values(weight.clone()));
 
-    let mut dump = Dump::new("p07", &args.variant, &input_sha256, &backend_name(&device));
-    dump.tensor("out", out).tensor("weight", weight);
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p07", &args.variant, &input_sha256, &device).build()?;
+    dump.tensor("out", out)?.tensor("weight", weight)?;
+    dump.write(&args.out)?;
+    Ok(())
 }

@@ -1,7 +1,14 @@
 """p07: a square PyTorch Linear weight copied into burn without a transpose computes x·W, not x·Wᵀ."""
 
 from pita_lab.experiment import (
-    Accepts, CompileFails, Diagnosed, Experiment, Matches, Mismatches, Panics, SourceRef,
+    Accepts,
+    CompileFails,
+    Diagnosed,
+    Experiment,
+    Matches,
+    Mismatches,
+    Panics,
+    SourceRef,
 )
 
 

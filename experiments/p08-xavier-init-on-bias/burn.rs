@@ -2,9 +2,9 @@
 //! weight. Xavier-uniform on a 256→256 layer draws the bias from U(±√(6/512)) where PyTorch's
 //! `xavier_uniform_(fc.weight)` leaves it at U(±1/√256).
 use burn::nn::{Initializer, LinearConfig};
-use pita::dump::{Dump, DumpTensor};
+use burn::tensor::TensorData;
 use pita_lab::inputs::inputs_sha256;
-use pita_lab::{backend_name, device, values};
+use pita_lab::{device, dump_builder, values};
 
 // book:begin setup
 const FAN_IN: usize = 256;
@@ -22,7 +22,7 @@ fn stats(values: &[f32], bound: f64) -> (f64, f32, f64) {
     (max, beyond as f32, var.sqrt())
 }
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "fixed"]);
     let device = device();
     device.seed(SEED);
@@ -58,17 +58,18 @@ fn main() {
     println!("bias.beyond_default_bound = {bias_beyond:.6}");
     println!("weight.beyond_xavier_bound = {weight_beyond:.6}");
 
-    let mut dump = Dump::new("p08", &args.variant, &input_sha256, &backend_name(&device))
-        .with_metadata("fan_in", FAN_IN)
-        .with_metadata("fan_out", FAN_OUT)
-        .with_metadata("seed", SEED)
-        .with_metadata("default_bound", format!("{default_bound:?}"))
-        .with_metadata("xavier_bound", format!("{xavier_bound:?}"))
-        .with_metadata("bias_max_abs", format!("{bias_max:?}"))
-        .with_metadata("weight_max_abs", format!("{weight_max:?}"))
-        .with_metadata("bias_std", format!("{bias_std:?}"))
-        .with_metadata("weight_std", format!("{weight_std:?}"));
-    dump.insert("bias.beyond_default_bound", DumpTensor { shape: vec![1], values: vec![bias_beyond] })
-        .insert("weight.beyond_xavier_bound", DumpTensor { shape: vec![1], values: vec![weight_beyond] });
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p08", &args.variant, &input_sha256, &device)
+        .metadata("fan_in", FAN_IN)
+        .metadata("fan_out", FAN_OUT)
+        .metadata("seed", SEED)
+        .metadata("default_bound", format!("{default_bound:?}"))
+        .metadata("xavier_bound", format!("{xavier_bound:?}"))
+        .metadata("bias_max_abs", format!("{bias_max:?}"))
+        .metadata("weight_max_abs", format!("{weight_max:?}"))
+        .metadata("bias_std", format!("{bias_std:?}"))
+        .metadata("weight_std", format!("{weight_std:?}")).build()?;
+    dump.data("bias.beyond_default_bound", TensorData::new(vec![bias_beyond], [1]))?
+        .data("weight.beyond_xavier_bound", TensorData::new(vec![weight_beyond], [1]))?;
+    dump.write(&args.out)?;
+    Ok(())
 }

@@ -5,9 +5,9 @@ import math
 import numpy as np
 import torch
 
-from pita_lab.inputs import inputs_sha256
 from pita.torch_dump import write_torch_dump
 from pita_lab.args import experiment_args
+from pita_lab.inputs import inputs_sha256
 
 # book:begin setup
 FAN_IN, FAN_OUT = 256, 256

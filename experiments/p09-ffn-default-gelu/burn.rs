@@ -2,10 +2,10 @@
 //! between the two linear layers; PyTorch's TransformerEncoderLayer defaults to ReLU.
 use burn::nn::activation::ActivationConfig;
 use burn::nn::transformer::{PositionWiseFeedForwardConfig, TransformerDecoderConfig, TransformerEncoderConfig};
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::{inputs_sha256, ramp};
 use pita::torch_layout::{linear_from_torch, TorchLinearWeight};
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
 // book:begin setup
 const D_MODEL: usize = 2;
@@ -16,7 +16,7 @@ const W2: [f32; 4] = [1.0, 0.0, 0.0, 1.0]; // PyTorch linear2.weight, [d_model, 
 const B2: [f32; 2] = [0.0, 0.0];
 // book:end
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "fixed"]);
     let device = device();
     let inputs = ramp(4, 0);
@@ -57,7 +57,8 @@ fn main() {
     println!("hidden {:?}", values(hidden.clone()));
     println!("out {:?}", values(out.clone()));
 
-    let mut dump = Dump::new("p09", &args.variant, &input_sha256, &backend_name(&device));
-    dump.tensor("hidden", hidden).tensor("out", out);
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p09", &args.variant, &input_sha256, &device).build()?;
+    dump.tensor("hidden", hidden)?.tensor("out", out)?;
+    dump.write(&args.out)?;
+    Ok(())
 }

@@ -3,16 +3,16 @@
 use burn::nn::interpolate::{Interpolate2dConfig, InterpolateMode};
 use burn::tensor::module::interpolate;
 use burn::tensor::ops::{InterpolateMode as OpsMode, InterpolateOptions};
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::inputs_sha256;
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
 // book:begin setup
 const IMAGE: [f32; 4] = [0.0, 1.0, 2.0, 3.0]; // one channel, 2×2
 const SIZE: [usize; 2] = [4, 4];
 // book:end
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "fn-port", "fixed"]);
     let device = device();
     let input_sha256 = inputs_sha256(&[&IMAGE]);
@@ -57,7 +57,8 @@ fn main() {
     for row in values(out.clone()).chunks(SIZE[1]) {
         println!("out row {row:?}");
     }
-    let mut dump = Dump::new("p10", &args.variant, &input_sha256, &backend_name(&device));
-    dump.tensor("out", out);
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p10", &args.variant, &input_sha256, &device).build()?;
+    dump.tensor("out", out)?;
+    dump.write(&args.out)?;
+    Ok(())
 }

@@ -3,9 +3,9 @@
 import torch
 import torch.nn.functional as F
 
-from pita_lab.inputs import inputs_sha256
 from pita.torch_dump import write_torch_dump
 from pita_lab.args import experiment_args
+from pita_lab.inputs import inputs_sha256
 
 # book:begin setup
 IMAGE = [[0.0, 1.0], [2.0, 3.0]]  # one channel, 2×2

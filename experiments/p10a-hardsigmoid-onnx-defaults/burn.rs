@@ -2,15 +2,15 @@
 //! PyTorch's Hardsigmoid is `clamp(x/6 + 1/2, 0, 1)`.
 use burn::nn::HardSigmoidConfig;
 use burn::tensor::activation::hard_swish;
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::inputs_sha256;
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
 // book:begin setup
 const X: [f32; 7] = [-3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0];
 // book:end
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "fixed"]);
     let device = device();
     let input_sha256 = inputs_sha256(&[&X]);
@@ -39,7 +39,8 @@ fn main() {
     let swish = hard_swish(x); // burn's hard_swish, for contrast: x · hard_sigmoid(x, 1/6, 0.5)
     // book:end
     println!("hard_swish {:?}", values(swish.clone()));
-    let mut dump = Dump::new("p10a", &args.variant, &input_sha256, &backend_name(&device));
-    dump.tensor("x", input).tensor("out", out).tensor("hard_swish", swish);
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p10a", &args.variant, &input_sha256, &device).build()?;
+    dump.tensor("x", input)?.tensor("out", out)?.tensor("hard_swish", swish)?;
+    dump.write(&args.out)?;
+    Ok(())
 }

@@ -1,9 +1,9 @@
 //! p10b: burn's RmsNorm defaults to epsilon 1e-5; PyTorch's RMSNorm (eps=None) uses the dtype's
 //! machine epsilon. For activations with mean(x²) near 1e-5 the outputs differ by a visible scale.
 use burn::nn::RmsNormConfig;
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::{inputs_sha256, ramp};
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
 // book:begin setup
 const D_MODEL: usize = 4;
@@ -11,7 +11,7 @@ const X_SMALL: [f32; D_MODEL] = [0.001, 0.002, 0.003, 0.004]; // small activatio
 // X_NORMAL = ramp(4, 0): -0.5, -0.4, -0.3, -0.2
 // book:end
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "fixed"]);
     let device = device();
     let x_normal_values = ramp(D_MODEL, 0);
@@ -41,11 +41,12 @@ fn main() {
     println!("out.small  {:?}", values(out_small.clone()));
     println!("out.normal {:?}", values(out_normal.clone()));
 
-    let mut dump = Dump::new("p10b", &args.variant, &input_sha256, &backend_name(&device))
-        .with_metadata("epsilon", format!("{:?}", norm.epsilon));
-    dump.tensor("x.small", x_small)
-        .tensor("x.normal", x_normal)
-        .tensor("out.small", out_small)
-        .tensor("out.normal", out_normal);
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p10b", &args.variant, &input_sha256, &device)
+        .metadata("epsilon", format!("{:?}", norm.epsilon)).build()?;
+    dump.tensor("x.small", x_small)?
+        .tensor("x.normal", x_normal)?
+        .tensor("out.small", out_small)?
+        .tensor("out.normal", out_normal)?;
+    dump.write(&args.out)?;
+    Ok(())
 }

@@ -44,7 +44,7 @@ EXPERIMENT = Experiment(
     burn_variants=("port", "fixed"),
     comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port")),
     sources=(
-        SourceRef("burn-nn", "src/modules/norm/rms.rs", "RmsNorm::forward", "let rms = (x.clone().cast(DType::F32).square().mean_dim(D - 1) + self.epsilon).sqrt();"),
+        SourceRef("burn-nn", "src/modules/norm/rms.rs", "RmsNorm::forward", "square().mean_dim(D - 1) + self.epsilon).sqrt();"),
         SourceRef("burn-nn", "src/modules/norm/rms.rs", "RmsNormConfig::init", "epsilon: self.epsilon,"),
     ),
     magnitude=magnitude,

@@ -2,16 +2,16 @@
 //! `beta·x > threshold` (default 20), like PyTorch; a hand-written `log(1 + exp(x))` does not.
 use burn::nn::SoftplusConfig;
 use burn::tensor::Tensor;
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita::finite::assert_finite;
 use pita_lab::inputs::inputs_sha256;
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
 // book:begin setup
 const X: [f32; 11] = [-100.0, -20.0, -1.0, 0.0, 1.0, 19.5, 20.0, 20.5, 88.0, 89.0, 100.0];
 // book:end
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "naive", "guard"]);
     let device = device();
     let input_sha256 = inputs_sha256(&[&X]);
@@ -41,7 +41,8 @@ fn main() {
         // book:end
     }
 
-    let mut dump = Dump::new("p10c", &args.variant, &input_sha256, &backend_name(&device));
-    dump.tensor("x", x).tensor("y", y).tensor("x.grad", x_grad);
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p10c", &args.variant, &input_sha256, &device).build()?;
+    dump.tensor("x", x)?.tensor("y", y)?.tensor("x.grad", x_grad)?;
+    dump.write(&args.out)?;
+    Ok(())
 }

@@ -2,9 +2,9 @@
 
 import torch
 
-from pita_lab.inputs import inputs_sha256
 from pita.torch_dump import write_torch_dump
 from pita_lab.args import experiment_args
+from pita_lab.inputs import inputs_sha256
 
 # book:begin setup
 # Small exact constants: both tails, the kink region, both sides of threshold 20, and past

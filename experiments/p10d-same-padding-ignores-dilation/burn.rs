@@ -3,10 +3,10 @@
 use burn::module::Param;
 use burn::nn::PaddingConfig1d;
 use burn::nn::conv::Conv1dConfig;
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::{inputs_sha256, ramp};
 use pita::same_padding::{check_same_padding, torch_same_1d};
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
 // book:begin setup
 const LENGTH: usize = 10;
@@ -16,7 +16,7 @@ const WEIGHT: [f32; 3] = [0.5, -0.25, 0.75]; // [channels_out, channels_in, kern
 const BIAS: [f32; 1] = [0.125];
 // book:end
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["same", "explicit", "residual", "guard"]);
     let device = device();
     let inputs = ramp(LENGTH, 0);
@@ -56,9 +56,10 @@ fn main() {
     println!("x dims {:?} out dims {:?}", x.dims(), out.dims());
     println!("out {:?}", values(out.clone()));
 
-    let mut dump = Dump::new("p10d", &args.variant, &input_sha256, &backend_name(&device))
-        .with_metadata("kernel_size", KERNEL_SIZE)
-        .with_metadata("dilation", DILATION);
-    dump.tensor("out", out);
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p10d", &args.variant, &input_sha256, &device)
+        .metadata("kernel_size", KERNEL_SIZE)
+        .metadata("dilation", DILATION).build()?;
+    dump.tensor("out", out)?;
+    dump.write(&args.out)?;
+    Ok(())
 }

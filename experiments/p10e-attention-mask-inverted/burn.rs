@@ -4,9 +4,9 @@ use burn::tensor::module::attention;
 use burn::tensor::ops::AttentionModuleOptions;
 use burn::tensor::{Bool, Tensor, TensorData};
 use pita::attend_mask::{AttendMask, sdpa};
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::{inputs_sha256, ramp};
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
 // book:begin setup
 const SEQ_Q: usize = 2;
@@ -18,7 +18,7 @@ const MASK: [[bool; SEQ_K]; SEQ_Q] = [
 ];
 // book:end
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "not", "typed"]);
     let device = device();
     let (q_in, k_in, v_in) = (ramp(SEQ_Q * HEAD_DIM, 0), ramp(SEQ_K * HEAD_DIM, 4), ramp(SEQ_K * HEAD_DIM, 10));
@@ -45,7 +45,8 @@ fn main() {
     };
     println!("out {:?}", values(out.clone().reshape([SEQ_Q, HEAD_DIM])));
 
-    let mut dump = Dump::new("p10e", &args.variant, &input_sha256, &backend_name(&device));
-    dump.tensor("value", value).tensor("out", out);
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p10e", &args.variant, &input_sha256, &device).build()?;
+    dump.tensor("value", value)?.tensor("out", out)?;
+    dump.write(&args.out)?;
+    Ok(())
 }

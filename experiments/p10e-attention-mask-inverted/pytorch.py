@@ -3,9 +3,9 @@
 import torch
 import torch.nn.functional as F
 
-from pita_lab.inputs import inputs_sha256, ramp
 from pita.torch_dump import write_torch_dump
 from pita_lab.args import experiment_args
+from pita_lab.inputs import inputs_sha256, ramp
 
 # book:begin setup
 SEQ_Q, SEQ_K, HEAD_DIM = 2, 3, 2

@@ -4,10 +4,10 @@
 use burn::nn::Linear;
 use burn::nn::attention::{MhaInput, MultiHeadAttention, MultiHeadAttentionConfig};
 use burn::tensor::{Bool, Tensor, TensorData};
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::{inputs_sha256, ramp};
 use pita::padding_mask::assert_no_empty_sequence;
-use pita_lab::{backend_name, device, linear, tensor, values};
+use pita_lab::{device, linear, tensor, values};
 
 // book:begin setup
 const BATCH: usize = 2;
@@ -25,7 +25,7 @@ fn linear_from_torch(weight: &[f32], bias: &[f32], device: &burn::tensor::Device
     linear(&transposed, [D_MODEL, D_MODEL], bias, device)
 }
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "neginf", "fixed", "guard"]);
     let device = device();
     let x_in = ramp(BATCH * SEQ * D_MODEL, 0);
@@ -80,7 +80,8 @@ fn main() {
         println!("out[{b}] {:?}", values(row));
     }
 
-    let mut dump = Dump::new("p10f", &args.variant, &input_sha256, &backend_name(&device));
-    dump.tensor("out", out);
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p10f", &args.variant, &input_sha256, &device).build()?;
+    dump.tensor("out", out)?;
+    dump.write(&args.out)?;
+    Ok(())
 }

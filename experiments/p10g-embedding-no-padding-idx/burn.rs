@@ -4,10 +4,10 @@ use burn::module::Param;
 use burn::nn::{Embedding, EmbeddingConfig};
 use burn::tensor::module::embedding;
 use burn::tensor::{Int, Tensor};
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::{inputs_sha256, ramp};
 use pita::padding_idx::embedding_with_padding_idx;
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
 // book:begin setup
 const VOCAB: usize = 3;
@@ -17,15 +17,15 @@ const IDS: [[i64; 4]; 1] = [[0, 1, 0, 2]]; // id 0 is padding
 const LR: f32 = 0.5;
 // book:end
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "fixed", "init"]);
     let device = device();
     let weight: Vec<f32> = [0.0, 0.0].into_iter().chain(ramp(4, 1)).collect(); // row 0 zero, as in PyTorch
     let ids_in: Vec<f32> = IDS.iter().flatten().map(|&i| i as f32).collect();
     let input_sha256 = inputs_sha256(&[&weight, &ids_in, &[LR]]);
-    let mut dump = Dump::new("p10g", &args.variant, &input_sha256, &backend_name(&device))
-        .with_metadata("padding_idx", PAD)
-        .with_metadata("padding_tokens", IDS.iter().flatten().filter(|&&i| i == PAD).count());
+    let mut dump = dump_builder("p10g", &args.variant, &input_sha256, &device)
+        .metadata("padding_idx", PAD)
+        .metadata("padding_tokens", IDS.iter().flatten().filter(|&&i| i == PAD).count()).build()?;
 
     if args.variant == "init" {
         device.seed(0);
@@ -34,9 +34,9 @@ fn main() {
         // book:end
         println!("fresh weight {:?}", values(fresh.weight.val()));
         let pad_row = fresh.weight.val().slice([PAD as usize..PAD as usize + 1, 0..D_MODEL]).reshape([D_MODEL]);
-        dump.tensor("weight.pad_row", pad_row);
-        dump.write(&args.out).expect("write dump");
-        return;
+        dump.tensor("weight.pad_row", pad_row)?;
+        dump.write(&args.out)?;
+        return Ok(());
     }
 
     // book:begin port
@@ -63,6 +63,7 @@ fn main() {
     println!("weight.step1 {:?}", values(step1.clone()));
     println!("out.step1 {:?}", values(out_step1.clone()));
 
-    dump.tensor("out", out).tensor("weight.grad", weight_grad).tensor("weight.step1", step1).tensor("out.step1", out_step1);
-    dump.write(&args.out).expect("write dump");
+    dump.tensor("out", out)?.tensor("weight.grad", weight_grad)?.tensor("weight.step1", step1)?.tensor("out.step1", out_step1)?;
+    dump.write(&args.out)?;
+    Ok(())
 }

@@ -2,16 +2,16 @@
 //! `logits` flag defaults to false: burn then treats the logits as probabilities.
 use burn::nn::loss::BinaryCrossEntropyLossConfig;
 use burn::tensor::{Int, Tensor};
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::{inputs_sha256, ramp};
 use pita::loss_guard::binary_cross_entropy;
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
 // book:begin setup
 const TARGETS: [i64; 6] = [0, 1, 1, 0, 1, 0];
 // book:end
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "fixed", "guard"]);
     let device = device();
     let inside = ramp(6, 6); // logits that happen to lie in (0, 1)
@@ -19,7 +19,7 @@ fn main() {
     let targets_f32 = TARGETS.map(|t| t as f32);
     let input_sha256 = inputs_sha256(&[&inside, &mixed, &targets_f32]);
 
-    let mut dump = Dump::new("p11", &args.variant, &input_sha256, &backend_name(&device));
+    let mut dump = dump_builder("p11", &args.variant, &input_sha256, &device).build()?;
     for (name, logit_values) in [("inside", &inside), ("mixed", &mixed)] {
         let logits = tensor(logit_values, [6], &device).require_grad();
         let targets = Tensor::<1, Int>::from_ints(TARGETS, &device);
@@ -52,7 +52,8 @@ fn main() {
         let grad = logits.grad(&grads).expect("logits.grad");
         println!("{name} loss {:?}", values(loss.clone()));
         println!("{name} logits.grad {:?}", values(grad.clone()));
-        dump.tensor(&format!("{name}.loss"), loss).tensor(&format!("{name}.logits.grad"), grad);
+        dump.tensor(&format!("{name}.loss"), loss)?.tensor(&format!("{name}.logits.grad"), grad)?;
     }
-    dump.write(&args.out).expect("write dump");
+    dump.write(&args.out)?;
+    Ok(())
 }

@@ -4,8 +4,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pita_lab.experiment import Accepts, Claim, Diagnosed, Experiment, Matches, Mismatches, Panics, Raises, SourceRef, TensorsCompare
 from pita.dump import read_dump
+from pita_lab.experiment import Accepts, Claim, Diagnosed, Experiment, Matches, Mismatches, Panics, Raises, SourceRef, TensorsCompare
 
 
 @dataclass(frozen=True)

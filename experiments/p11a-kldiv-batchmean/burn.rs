@@ -2,9 +2,9 @@
 //! `Reduction::Auto`, which KLDivLoss treats as batchmean (divide by the batch size only).
 use burn::nn::loss::{KLDivLossConfig, Reduction};
 use burn::tensor::activation::log_softmax;
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::{inputs_sha256, ramp};
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
 // book:begin setup
 const BATCH: usize = 2;
@@ -12,7 +12,7 @@ const CLASSES: usize = 3;
 const TARGET: [f32; BATCH * CLASSES] = [0.125, 0.375, 0.5, 0.5, 0.25, 0.25];
 // book:end
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["auto", "mean"]);
     let device = device();
     let logits_values = ramp(BATCH * CLASSES, 0);
@@ -41,9 +41,10 @@ fn main() {
     let grad = logits.grad(&grads).expect("logits.grad");
     println!("loss {:?}", values(loss.clone()));
     println!("logits.grad {:?}", values(grad.clone()));
-    let mut dump = Dump::new("p11a", &args.variant, &input_sha256, &backend_name(&device))
-        .with_metadata("batch_size", BATCH)
-        .with_metadata("num_classes", CLASSES);
-    dump.tensor("loss", loss).tensor("logits.grad", grad);
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p11a", &args.variant, &input_sha256, &device)
+        .metadata("batch_size", BATCH)
+        .metadata("num_classes", CLASSES).build()?;
+    dump.tensor("loss", loss)?.tensor("logits.grad", grad)?;
+    dump.write(&args.out)?;
+    Ok(())
 }

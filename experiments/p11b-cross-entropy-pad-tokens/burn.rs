@@ -2,9 +2,9 @@
 //! burn 0.22.1 divides by the number of non-pad rows (and by their weights), like PyTorch.
 use burn::nn::loss::{CrossEntropyLoss, CrossEntropyLossConfig};
 use burn::tensor::{Int, Tensor};
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::{inputs_sha256, ramp};
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
 // book:begin setup
 const BATCH: usize = 4;
@@ -33,13 +33,13 @@ fn loss_fn(name: &str, variant: &str, device: &burn::tensor::Device) -> CrossEnt
     }
 }
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "nopad"]);
     let device = device();
     let logits_values = ramp(BATCH * CLASSES, 0);
     let targets_f32 = TARGETS.map(|t| t as f32);
     let input_sha256 = inputs_sha256(&[&logits_values, &targets_f32, &WEIGHTS, &[SMOOTHING]]);
-    let mut dump = Dump::new("p11b", &args.variant, &input_sha256, &backend_name(&device)).with_metadata("batch_size", BATCH);
+    let mut dump = dump_builder("p11b", &args.variant, &input_sha256, &device).metadata("batch_size", BATCH).build()?;
     for name in ["plain", "weighted", "smoothed"] {
         let logits = tensor(&logits_values, [BATCH, CLASSES], &device).require_grad();
         let targets = Tensor::<1, Int>::from_ints(TARGETS, &device);
@@ -49,7 +49,8 @@ fn main() {
         let grad = logits.grad(&grads).expect("logits.grad");
         println!("{name} loss {:?}", values(loss.clone()));
         println!("{name} logits.grad {:?}", values(grad.clone()));
-        dump.tensor(&format!("{name}.loss"), loss).tensor(&format!("{name}.logits.grad"), grad);
+        dump.tensor(&format!("{name}.loss"), loss)?.tensor(&format!("{name}.logits.grad"), grad)?;
     }
-    dump.write(&args.out).expect("write dump");
+    dump.write(&args.out)?;
+    Ok(())
 }

@@ -1,17 +1,17 @@
 //! p11c: `SmoothL1Loss::forward` returns the element-wise loss; backward on it sums, so the
 //! gradients are numel times PyTorch's `SmoothL1Loss()` (mean) gradients.
 use burn::nn::loss::{Reduction, SmoothL1LossConfig};
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita::guard::backward_scalar;
 use pita_lab::inputs::{inputs_sha256, ramp};
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
 // book:begin setup
 const SHAPE: [usize; 2] = [2, 3];
 const TARGET: [f32; 6] = [1.0, 0.0, -1.0, 0.5, 0.0, -0.5];
 // book:end
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "fixed", "guard"]);
     let device = device();
     let pred_values = ramp(6, 0);
@@ -47,8 +47,9 @@ fn main() {
     };
     let grad = pred.grad(&grads).expect("pred.grad");
     println!("pred.grad {:?}", values(grad.clone()));
-    let mut dump = Dump::new("p11c", &args.variant, &input_sha256, &backend_name(&device))
-        .with_metadata("numel", pred_values.len());
-    dump.tensor("pred.grad", grad);
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p11c", &args.variant, &input_sha256, &device)
+        .metadata("numel", pred_values.len()).build()?;
+    dump.tensor("pred.grad", grad)?;
+    dump.write(&args.out)?;
+    Ok(())
 }

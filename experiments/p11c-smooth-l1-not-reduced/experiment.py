@@ -1,7 +1,15 @@
 """p11c: SmoothL1Loss::forward returns the element-wise loss; PyTorch's SmoothL1Loss() is reduced (mean)."""
 
 from pita_lab.experiment import (
-    Accepts, CompileFails, Diagnosed, Experiment, Matches, Mismatches, Panics, ScaledByMetadata, SourceRef,
+    Accepts,
+    CompileFails,
+    Diagnosed,
+    Experiment,
+    Matches,
+    Mismatches,
+    Panics,
+    ScaledByMetadata,
+    SourceRef,
 )
 
 
@@ -20,7 +28,7 @@ EXPERIMENT = Experiment(
     burn_variants=("port", "fixed", "guard"),
     comparisons=(("torch-mean", "burn-fixed"), ("torch-mean", "burn-port")),
     sources=(
-        SourceRef("burn-nn", "src/loss/smooth_l1.rs", "SmoothL1Loss::forward", "pub fn forward<const D: usize>(&self, predictions: Tensor<D>, targets: Tensor<D>) -> Tensor<D>"),
+        SourceRef("burn-nn", "src/loss/smooth_l1.rs", "SmoothL1Loss::forward", "pub fn forward<const D: usize>(&self, predictions: Tensor<D>"),
         SourceRef("burn-nn", "src/loss/smooth_l1.rs", "SmoothL1Loss::forward_with_reduction", "Reduction::Mean | Reduction::Auto => unreduced_loss.mean()"),
         SourceRef("burn-autodiff", "src/grads.rs", "Gradients::new", "float_ones("),
         SourceRef("burn-nn", "src/loss/huber.rs", "HuberLoss::forward", "reduction: Reduction,"),

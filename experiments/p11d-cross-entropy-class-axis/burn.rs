@@ -1,9 +1,9 @@
 //! p11d: `cross_entropy_with_logits` takes the class axis as the last dim; PyTorch's
 //! `F.cross_entropy` takes it as dim 1. On [N, C, L] inputs the direct port normalises over L.
 use burn::tensor::loss::cross_entropy_with_logits;
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::{inputs_sha256, ramp};
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
 // book:begin setup
 const N: usize = 2;
@@ -12,7 +12,7 @@ const L: usize = 2;
 const TARGET: [f32; N * C * L] = [1.0, 0.25, 0.0, 0.5, 0.0, 0.25, 0.0, 0.0, 0.5, 0.0, 0.5, 1.0];
 // book:end
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "reshape", "fixed", "guard"]);
     let device = device();
     let logits_values = ramp(N * C * L, 0);
@@ -53,7 +53,8 @@ fn main() {
     let grad = logits.grad(&grads).expect("logits.grad");
     println!("loss {:?}", values(loss.clone()));
     println!("logits.grad {:?}", values(grad.clone()));
-    let mut dump = Dump::new("p11d", &args.variant, &input_sha256, &backend_name(&device)).with_metadata("batch_size", N);
-    dump.tensor("loss", loss).tensor("logits.grad", grad);
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p11d", &args.variant, &input_sha256, &device).metadata("batch_size", N).build()?;
+    dump.tensor("loss", loss)?.tensor("logits.grad", grad)?;
+    dump.write(&args.out)?;
+    Ok(())
 }

@@ -1,9 +1,9 @@
 //! p12: a per-sample loss passed to backward. burn seeds the root with ones, i.e. backpropagates
 //! the sum, so gradients are batch-size times PyTorch's `.mean()` gradients.
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita::guard::backward_scalar;
 use pita_lab::inputs::{inputs_sha256, ramp};
-use pita_lab::{backend_name, device, linear, tensor, values};
+use pita_lab::{device, linear, tensor, values};
 
 // book:begin setup
 const BATCH: usize = 4;
@@ -12,7 +12,7 @@ const BIAS: [f32; 1] = [0.1];
 const TARGETS: [f32; BATCH] = [1.0, 0.0, -1.0, 2.0];
 // book:end
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["nomean", "mean", "guard"]);
     let device = device();
     let inputs = ramp(12, 0);
@@ -55,8 +55,9 @@ fn main() {
     println!("{} weight.grad {:?}", args.variant, values(weight_grad.clone()));
     println!("{} bias.grad {:?}", args.variant, values(bias_grad.clone()));
 
-    let mut dump = Dump::new("p12", &args.variant, &input_sha256, &backend_name(&device))
-        .with_metadata("batch_size", BATCH);
-    dump.tensor("weight.grad", weight_grad).tensor("bias.grad", bias_grad);
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p12", &args.variant, &input_sha256, &device)
+        .metadata("batch_size", BATCH).build()?;
+    dump.tensor("weight.grad", weight_grad)?.tensor("bias.grad", bias_grad)?;
+    dump.write(&args.out)?;
+    Ok(())
 }

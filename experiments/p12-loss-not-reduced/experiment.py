@@ -1,8 +1,16 @@
 """p12: the loss is not reduced before backward, so burn's gradients are batch-size times larger."""
 
 from pita_lab.experiment import (
-    Accepts, CompileFails, Diagnosed, Experiment, Matches, Mismatches, Panics, Raises,
-    ScaledByMetadata, SourceRef,
+    Accepts,
+    CompileFails,
+    Diagnosed,
+    Experiment,
+    Matches,
+    Mismatches,
+    Panics,
+    Raises,
+    ScaledByMetadata,
+    SourceRef,
 )
 
 

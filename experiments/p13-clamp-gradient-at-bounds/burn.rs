@@ -2,10 +2,10 @@
 //! mask_fill on strict comparisons, so an element on the bound counts as inside and gets
 //! gradient 1; PyTorch gives 0 there.
 use burn::tensor::{activation, Tensor};
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::inputs_sha256;
 use pita::kink::assert_off_kinks;
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
 // book:begin setup
 const CLAMP_X: [f32; 5] = [-1.0, -0.5, 0.0, 0.5, 1.0]; // clamp(x, -0.5, 0.5)
@@ -35,7 +35,7 @@ fn clamp_like_torch<const D: usize>(x: Tensor<D>, min: f32, max: f32) -> Tensor<
 }
 // book:end
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "fixed", "guard"]);
     let device = device();
     let input_sha256 = inputs_sha256(&[&CLAMP_X, &RELU6_X, &HARDTANH_X]);
@@ -76,13 +76,15 @@ fn main() {
         }
         _ => unreachable!("Args::parse accepts only the listed variants"),
     };
-    let mut dump = Dump::new("p13", &args.variant, &input_sha256, &backend_name(&device));
+    let mut builder = dump_builder("p13", &args.variant, &input_sha256, &device);
     for (name, kinks) in KINKS {
-        dump = dump.with_metadata(&format!("{name}.kinks"), kinks);
+        builder = builder.metadata(format!("{name}.kinks"), kinks);
     }
+    let mut dump = builder.build()?;
     for (name, [x, out, grad]) in results {
         println!("{name:<8} x {:?} out {:?} grad {:?}", values(x.clone()), values(out.clone()), values(grad.clone()));
-        dump.tensor(&format!("{name}.x"), x).tensor(&format!("{name}.out"), out).tensor(&format!("{name}.grad"), grad);
+        dump.tensor(&format!("{name}.x"), x)?.tensor(&format!("{name}.out"), out)?.tensor(&format!("{name}.grad"), grad)?;
     }
-    dump.write(&args.out).expect("write dump");
+    dump.write(&args.out)?;
+    Ok(())
 }

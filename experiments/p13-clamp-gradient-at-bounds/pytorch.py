@@ -3,9 +3,9 @@
 import torch
 import torch.nn.functional as F
 
-from pita_lab.inputs import inputs_sha256
 from pita.torch_dump import write_torch_dump
 from pita_lab.args import experiment_args
+from pita_lab.inputs import inputs_sha256
 
 # book:begin setup
 CLAMP_X = [-1.0, -0.5, 0.0, 0.5, 1.0]  # clamp(x, -0.5, 0.5): -0.5 and 0.5 lie on the bounds

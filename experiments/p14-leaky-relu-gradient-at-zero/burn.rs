@@ -2,10 +2,10 @@
 //! `x` branch with a strict `x < 0` mask, so the gradient at 0 is 1; PyTorch gives the slope.
 use burn::nn::{LeakyReluConfig, PReluConfig};
 use burn::tensor::Tensor;
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::inputs_sha256;
 use pita::kink::assert_off_kinks;
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
 // book:begin setup
 const X: [f32; 5] = [-1.0, -0.5, 0.0, 0.5, 1.0]; // x[2] is exactly 0, the kink of both activations
@@ -24,7 +24,7 @@ fn prelu_like_torch(x: Tensor<1>, alpha: Tensor<1>) -> Tensor<1> {
 }
 // book:end
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "fixed", "guard"]);
     let device = device();
     let input_sha256 = inputs_sha256(&[&X]);
@@ -60,15 +60,16 @@ fn main() {
     println!("leaky_relu x.grad {:?}", values(leaky_grad.clone()));
     println!("prelu      x.grad {:?} weight.grad {:?}", values(prelu_grad.clone()), values(weight_grad.clone()));
 
-    let mut dump = Dump::new("p14", &args.variant, &input_sha256, &backend_name(&device))
-        .with_metadata("leaky_relu.kinks", KINKS)
-        .with_metadata("prelu.kinks", KINKS);
-    dump.tensor("leaky_relu.x", x1.detach())
-        .tensor("leaky_relu.out", leaky_out.detach())
-        .tensor("leaky_relu.grad", leaky_grad)
-        .tensor("prelu.x", x2.detach())
-        .tensor("prelu.out", prelu_out.detach())
-        .tensor("prelu.grad", prelu_grad)
-        .tensor("prelu.weight.grad", weight_grad);
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p14", &args.variant, &input_sha256, &device)
+        .metadata("leaky_relu.kinks", KINKS)
+        .metadata("prelu.kinks", KINKS).build()?;
+    dump.tensor("leaky_relu.x", x1.detach())?
+        .tensor("leaky_relu.out", leaky_out.detach())?
+        .tensor("leaky_relu.grad", leaky_grad)?
+        .tensor("prelu.x", x2.detach())?
+        .tensor("prelu.out", prelu_out.detach())?
+        .tensor("prelu.grad", prelu_grad)?
+        .tensor("prelu.weight.grad", weight_grad)?;
+    dump.write(&args.out)?;
+    Ok(())
 }

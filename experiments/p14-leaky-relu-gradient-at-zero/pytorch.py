@@ -2,9 +2,9 @@
 
 import torch
 
-from pita_lab.inputs import inputs_sha256
 from pita.torch_dump import write_torch_dump
 from pita_lab.args import experiment_args
+from pita_lab.inputs import inputs_sha256
 
 # book:begin setup
 X = [-1.0, -0.5, 0.0, 0.5, 1.0]  # x[2] is exactly 0, the kink of both activations

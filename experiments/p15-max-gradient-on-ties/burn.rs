@@ -2,10 +2,10 @@
 //! tensor, which sends the whole gradient to one index; `max_pair` is a `mask_where` that sends
 //! it to `self` on a tie. PyTorch splits it evenly in both cases.
 use burn::tensor::Tensor;
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::inputs_sha256;
 use pita::kink::assert_unique_max;
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
 // book:begin setup
 const MAX_X: [f32; 3] = [1.0, 3.0, 3.0]; // the maximum 3 appears twice
@@ -29,7 +29,7 @@ fn max_pair_like_torch(a: Tensor<1>, b: Tensor<1>) -> Tensor<1> {
 }
 // book:end
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "fixed", "guard"]);
     let device = device();
     let input_sha256 = inputs_sha256(&[&MAX_X, &PAIR_A, &PAIR_B]);
@@ -67,10 +67,11 @@ fn main() {
     println!("max_dim(0)     x.grad {:?}", values(max_dim_grad.clone()));
     println!("max_pair(a, b) a.grad {:?} b.grad {:?}", values(a_grad.clone()), values(b_grad.clone()));
 
-    let mut dump = Dump::new("p15", &args.variant, &input_sha256, &backend_name(&device));
-    dump.tensor("max.grad", max_grad)
-        .tensor("max_dim.grad", max_dim_grad)
-        .tensor("maximum.a.grad", a_grad)
-        .tensor("maximum.b.grad", b_grad);
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p15", &args.variant, &input_sha256, &device).build()?;
+    dump.tensor("max.grad", max_grad)?
+        .tensor("max_dim.grad", max_dim_grad)?
+        .tensor("maximum.a.grad", a_grad)?
+        .tensor("maximum.b.grad", b_grad)?;
+    dump.write(&args.out)?;
+    Ok(())
 }

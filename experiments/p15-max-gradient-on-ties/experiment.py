@@ -7,7 +7,14 @@ import numpy as np
 
 from pita.dump import read_dump
 from pita_lab.experiment import (
-    Accepts, Experiment, Matches, Mismatches, PairClaim, Panics, SourceRef, TensorsCompare,
+    Accepts,
+    Experiment,
+    Matches,
+    Mismatches,
+    PairClaim,
+    Panics,
+    SourceRef,
+    TensorsCompare,
 )
 
 

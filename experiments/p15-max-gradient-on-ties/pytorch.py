@@ -2,9 +2,9 @@
 
 import torch
 
-from pita_lab.inputs import inputs_sha256
 from pita.torch_dump import write_torch_dump
 from pita_lab.args import experiment_args
+from pita_lab.inputs import inputs_sha256
 
 # book:begin setup
 MAX_X = [1.0, 3.0, 3.0]  # the maximum 3 appears twice

@@ -1,16 +1,16 @@
 //! p16: two losses share an intermediate `h`. PyTorch's `retain_graph=True` lets both backward
 //! through it; burn consumes the tape on the first backward and panics on the second.
 use burn::tensor::Tensor;
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::inputs_sha256;
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
 // book:begin setup
 const W: [f32; 2] = [1.0, 2.0];
 const V: [f32; 2] = [0.5, -1.0];
 // book:end
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "detach", "fixed", "recompute"]);
     let device = device();
     let input_sha256 = inputs_sha256(&[&W, &V]);
@@ -69,7 +69,8 @@ fn main() {
     let (w_grad, v_grad) = (w_grad.expect("w.grad"), v_grad.expect("v.grad"));
     println!("w.grad {:?}", values(w_grad.clone()));
     println!("v.grad {:?}", values(v_grad.clone()));
-    let mut dump = Dump::new("p16", &args.variant, &input_sha256, &backend_name(&device));
-    dump.tensor("w.grad", w_grad).tensor("v.grad", v_grad);
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p16", &args.variant, &input_sha256, &device).build()?;
+    dump.tensor("w.grad", w_grad)?.tensor("v.grad", v_grad)?;
+    dump.write(&args.out)?;
+    Ok(())
 }

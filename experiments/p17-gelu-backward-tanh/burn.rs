@@ -3,16 +3,16 @@
 //! NdArray) is the derivative of the tanh approximation.
 use burn::tensor::activation::gelu;
 use burn::tensor::Device;
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita::gelu_grad::{assert_exact_gelu_backward, gelu_erf};
 use pita_lab::inputs::inputs_sha256;
-use pita_lab::{backend_name, tensor, values};
+use pita_lab::{tensor, values};
 
 // book:begin setup
 const X: [f32; 8] = [-3.0, -2.0, -1.0, -0.5, 0.5, 1.0, 2.0, 3.0];
 // book:end
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["ndarray", "flex", "ndarray-erf", "ndarray-guard"]);
     let device = match args.variant.as_str() {
         // book:begin devices
@@ -22,7 +22,7 @@ fn main() {
         // book:end
         _ => unreachable!("Args::parse accepts only the listed variants"),
     };
-    println!("backend {}", backend_name(&device));
+    println!("backend {device:?}"); // as burn prints the device
     if args.variant == "flex" || args.variant == "ndarray-guard" {
         // book:begin guard
         assert_exact_gelu_backward(&device);
@@ -47,7 +47,8 @@ fn main() {
     println!("gelu(x) {:?}", values(y.clone()));
     println!("x.grad {:?}", values(grad.clone()));
 
-    let mut dump = Dump::new("p17", &args.variant, &input_sha256, &backend_name(&device));
-    dump.tensor("x", x).tensor("gelu(x)", y).tensor("x.grad", grad);
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p17", &args.variant, &input_sha256, &device).build()?;
+    dump.tensor("x", x)?.tensor("gelu(x)", y)?.tensor("x.grad", grad)?;
+    dump.write(&args.out)?;
+    Ok(())
 }

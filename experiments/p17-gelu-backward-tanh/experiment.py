@@ -3,7 +3,13 @@ default, the derivative of the tanh approximation, while Flex has the exact deri
 
 
 from pita_lab.experiment import (
-    Accepts, Experiment, Matches, Mismatches, OnlyTensorsDiffer, Panics, SourceRef,
+    Accepts,
+    Experiment,
+    Matches,
+    Mismatches,
+    OnlyTensorsDiffer,
+    Panics,
+    SourceRef,
 )
 
 

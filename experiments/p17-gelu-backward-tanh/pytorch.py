@@ -3,9 +3,9 @@ exact forward paired with the derivative of the tanh approximation."""
 
 import torch
 
-from pita_lab.inputs import inputs_sha256
 from pita.torch_dump import write_torch_dump
 from pita_lab.args import experiment_args
+from pita_lab.inputs import inputs_sha256
 
 # book:begin setup
 X = [-3.0, -2.0, -1.0, -0.5, 0.5, 1.0, 2.0, 3.0]

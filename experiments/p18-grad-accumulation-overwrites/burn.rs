@@ -5,9 +5,9 @@ use burn::nn::loss::{MseLoss, Reduction};
 use burn::nn::Linear;
 use burn::optim::{GradientsAccumulator, GradientsParams, SgdConfig};
 use burn::tensor::Tensor;
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::{inputs_sha256, ramp};
-use pita_lab::{backend_name, device, linear, tensor, values};
+use pita_lab::{device, linear, tensor, values};
 
 // book:begin setup
 const BATCH: usize = 4;
@@ -22,7 +22,7 @@ fn mse(model: &Linear, x: Tensor<2>, y: Tensor<2>) -> Tensor<1> {
     MseLoss::new().forward(model.forward(x), y, Reduction::Mean)
 }
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "fixed"]);
     let device = device();
     let inputs = ramp(12, 0);
@@ -66,12 +66,13 @@ fn main() {
     println!("weight.grad {:?} bias.grad {:?}", values(weight_grad.clone()), values(bias_grad.clone()));
     println!("weight after step {:?} bias {:?}", values(weight.clone()), values(bias.clone()));
 
-    let mut dump = Dump::new("p18", &args.variant, &input_sha256, &backend_name(&device))
-        .with_metadata("batch_size", BATCH)
-        .with_metadata("micro_batches", ACCUM);
-    dump.tensor("weight.grad", weight_grad)
-        .tensor("bias.grad", bias_grad)
-        .tensor("weight.step1", weight)
-        .tensor("bias.step1", bias);
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p18", &args.variant, &input_sha256, &device)
+        .metadata("batch_size", BATCH)
+        .metadata("micro_batches", ACCUM).build()?;
+    dump.tensor("weight.grad", weight_grad)?
+        .tensor("bias.grad", bias_grad)?
+        .tensor("weight.step1", weight)?
+        .tensor("bias.step1", bias)?;
+    dump.write(&args.out)?;
+    Ok(())
 }

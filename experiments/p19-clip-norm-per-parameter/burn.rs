@@ -6,9 +6,9 @@ use burn::module::{Module, Param};
 use burn::optim::{GradientsParams, SgdConfig};
 use burn::tensor::Tensor;
 use pita::clip_norm::{assert_no_per_tensor_norm_clipping, clip_grad_norm};
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::inputs_sha256;
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
 // book:begin setup
 const W1: [f32; 2] = [1.0, -1.0];
@@ -27,7 +27,7 @@ struct Net {
 }
 // book:end
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "global", "guard"]);
     let device = device();
     let input_sha256 = inputs_sha256(&[&W1, &W2, &A, &B]);
@@ -76,10 +76,11 @@ fn main() {
     println!("w1.step1 {:?}", values(net.w1.val()));
     println!("w2.step1 {:?}", values(net.w2.val()));
 
-    let mut dump = Dump::new("p19", &args.variant, &input_sha256, &backend_name(&device))
-        .with_metadata("max_norm", MAX_NORM)
-        .with_metadata("lr", LR);
-    dump.tensor("w1.update", update1).tensor("w2.update", update2);
-    dump.tensor("w1.step1", net.w1.val()).tensor("w2.step1", net.w2.val());
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p19", &args.variant, &input_sha256, &device)
+        .metadata("max_norm", MAX_NORM)
+        .metadata("lr", LR).build()?;
+    dump.tensor("w1.update", update1)?.tensor("w2.update", update2)?;
+    dump.tensor("w1.step1", net.w1.val())?.tensor("w2.step1", net.w2.val())?;
+    dump.write(&args.out)?;
+    Ok(())
 }

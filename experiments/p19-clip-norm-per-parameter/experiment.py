@@ -7,7 +7,14 @@ import numpy as np
 
 from pita.dump import read_dump
 from pita_lab.experiment import (
-    Accepts, Claim, Diagnosed, Experiment, Matches, Mismatches, Panics, SourceRef,
+    Accepts,
+    Claim,
+    Diagnosed,
+    Experiment,
+    Matches,
+    Mismatches,
+    Panics,
+    SourceRef,
 )
 
 UPDATES = ("w1.update", "w2.update")

@@ -3,10 +3,10 @@
 use burn::module::Param;
 use burn::optim::{AdaGradConfig, AdamConfig, AdamWConfig, GradientsParams, RmsPropConfig};
 use burn::tensor::Tensor;
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita::hparams::{assert_torch_hparams, config_line, hparam};
 use pita_lab::inputs::inputs_sha256;
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
 // book:begin setup
 const W0: [f32; 4] = [0.0, 0.0, 0.0, 0.0];
@@ -15,7 +15,7 @@ const LR: f64 = 1e-3; // PyTorch Adam's default lr
 const STEPS: usize = 3;
 // book:end
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["adam-port", "adam-fixed", "adagrad-port", "adagrad-fixed", "guard", "defaults"]);
     if args.variant == "defaults" {
         // book:begin defaults
@@ -24,7 +24,7 @@ fn main() {
         println!("RmsPropConfig::new() epsilon={:e}", hparam(&RmsPropConfig::new(), "epsilon").unwrap() as f32);
         println!("AdaGradConfig::new() epsilon={:e}", hparam(&AdaGradConfig::new(), "epsilon").unwrap() as f32);
         // book:end
-        return;
+        return Ok(());
     }
     let device = device();
     let input_sha256 = inputs_sha256(&[&W0, &GRAD]);
@@ -83,10 +83,11 @@ fn main() {
     // book:end
 
     let epsilon = epsilon.expect("every optimizer config here has an epsilon") as f32;
-    let mut dump = Dump::new("p20", &args.variant, &input_sha256, &backend_name(&device))
-        .with_metadata("epsilon", epsilon)
-        .with_metadata("lr", LR)
-        .with_metadata("steps", STEPS);
-    dump.tensor("w", w.val()).tensor("w.grad", grad.expect("w.grad"));
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p20", &args.variant, &input_sha256, &device)
+        .metadata("epsilon", epsilon)
+        .metadata("lr", LR)
+        .metadata("steps", STEPS).build()?;
+    dump.tensor("w", w.val())?.tensor("w.grad", grad.expect("w.grad"))?;
+    dump.write(&args.out)?;
+    Ok(())
 }

@@ -7,7 +7,6 @@ than another's."""
 
 from __future__ import annotations
 
-
 from pita_lab.experiment import Accepts, Experiment, Matches, Mismatches, Panics, SameHparam, SmallerInSize, SourceRef
 
 

@@ -3,10 +3,10 @@
 use burn::module::Param;
 use burn::optim::{AdamConfig, GradientsParams};
 use burn::tensor::Tensor;
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita::hparams::{config_line, hparam};
 use pita_lab::inputs::{inputs_sha256, ramp};
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
 // book:begin setup
 const LR: f64 = 0.1;
@@ -30,7 +30,7 @@ fn adam_step(w: Tensor<1>, g: Tensor<1>, m: Tensor<1>, v: Tensor<1>, t: i32) -> 
 }
 // book:end
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "fixed"]);
     let device = device();
     let (w0, grad) = (ramp(4, 0), ramp(4, 6)); // loss = Σ grad·w, so w.grad is exactly grad
@@ -72,12 +72,13 @@ fn main() {
         // book:end
     }
 
-    let mut dump = Dump::new("p20a", &args.variant, &input_sha256, &backend_name(&device))
-        .with_metadata("lr", LR)
-        .with_metadata("beta_1", used[0] as f32)
-        .with_metadata("beta_2", used[1] as f32)
-        .with_metadata("epsilon", used[2] as f32)
-        .with_metadata("steps", STEPS);
-    dump.tensor("w", w.val()).tensor("w.grad", last_grad.expect("w.grad"));
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p20a", &args.variant, &input_sha256, &device)
+        .metadata("lr", LR)
+        .metadata("beta_1", used[0] as f32)
+        .metadata("beta_2", used[1] as f32)
+        .metadata("epsilon", used[2] as f32)
+        .metadata("steps", STEPS).build()?;
+    dump.tensor("w", w.val())?.tensor("w.grad", last_grad.expect("w.grad"))?;
+    dump.write(&args.out)?;
+    Ok(())
 }

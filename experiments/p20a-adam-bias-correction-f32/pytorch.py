@@ -6,9 +6,9 @@ import math
 import numpy as np
 import torch
 
-from pita_lab.inputs import inputs_sha256, ramp
 from pita.torch_dump import write_torch_dump
 from pita_lab.args import experiment_args
+from pita_lab.inputs import inputs_sha256, ramp
 
 # book:begin setup
 W0 = ramp(4, 0)  # [-0.5, -0.4, -0.3, -0.2]

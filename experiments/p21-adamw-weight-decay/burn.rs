@@ -3,10 +3,10 @@
 use burn::module::{Module, Param};
 use burn::optim::{AdamWConfig, GradientsParams};
 use burn::tensor::Tensor;
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita::hparams::{assert_torch_hparams, config_line, hparam};
 use pita_lab::inputs::inputs_sha256;
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
 // book:begin setup
 const W0: [f32; 2] = [1.0, -0.5];
@@ -22,7 +22,7 @@ struct Params {
     idle: Param<Tensor<1>>,
 }
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["adamw-port", "adamw-decay", "adamw-fixed", "guard"]);
     let device = device();
     let input_sha256 = inputs_sha256(&[&W0, &GRAD, &IDLE0]);
@@ -72,13 +72,14 @@ fn main() {
     }
     // book:end
 
-    let mut dump = Dump::new("p21", &args.variant, &input_sha256, &backend_name(&device))
-        .with_metadata("weight_decay", hparam(&config, "weight_decay").expect("weight_decay") as f32)
-        .with_metadata("epsilon", hparam(&config, "epsilon").expect("epsilon") as f32)
-        .with_metadata("lr", LR)
-        .with_metadata("steps", STEPS);
-    dump.tensor("w", params.w.val())
-        .tensor("idle", params.idle.val())
-        .tensor("idle.start", tensor(&IDLE0, [2], &device));
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p21", &args.variant, &input_sha256, &device)
+        .metadata("weight_decay", hparam(&config, "weight_decay").expect("weight_decay") as f32)
+        .metadata("epsilon", hparam(&config, "epsilon").expect("epsilon") as f32)
+        .metadata("lr", LR)
+        .metadata("steps", STEPS).build()?;
+    dump.tensor("w", params.w.val())?
+        .tensor("idle", params.idle.val())?
+        .tensor("idle.start", tensor(&IDLE0, [2], &device))?;
+    dump.write(&args.out)?;
+    Ok(())
 }

@@ -4,10 +4,10 @@ use burn::module::Param;
 use burn::optim::momentum::MomentumConfig;
 use burn::optim::{GradientsParams, SgdConfig};
 use burn::tensor::Tensor;
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita::hparams::{assert_torch_hparams, config_line, hparam};
 use pita_lab::inputs::inputs_sha256;
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
 // book:begin setup
 const W0: [f32; 4] = [0.0, 0.0, 0.0, 0.0];
@@ -16,7 +16,7 @@ const LR: f64 = 0.1;
 const STEPS: usize = 3;
 // book:end
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["sgd-port", "sgd-fixed", "guard"]);
     let device = device();
     let input_sha256 = inputs_sha256(&[&W0, &GRAD]);
@@ -50,19 +50,20 @@ fn main() {
     println!("SgdConfig {}", config_line(&config));
     let mut optimizer = config.init();
 
-    let mut dump = Dump::new("p22", &args.variant, &input_sha256, &backend_name(&device))
-        .with_metadata("momentum", hparam(&config, "momentum.momentum").expect("momentum"))
-        .with_metadata("dampening", hparam(&config, "momentum.dampening").expect("dampening"))
-        .with_metadata("lr", LR)
-        .with_metadata("steps", STEPS);
+    let mut dump = dump_builder("p22", &args.variant, &input_sha256, &device)
+        .metadata("momentum", hparam(&config, "momentum.momentum").expect("momentum"))
+        .metadata("dampening", hparam(&config, "momentum.dampening").expect("dampening"))
+        .metadata("lr", LR)
+        .metadata("steps", STEPS).build()?;
     // book:begin steps
     for step in 1..=STEPS {
         let loss = (g.clone() * w.val()).sum();
         let grads = GradientsParams::from_grads(loss.backward(), &w);
         w = optimizer.step(LR, w, grads);
         println!("step {step} w {:?}", values(w.val()));
-        dump.tensor(&format!("w.step{step}"), w.val());
+        dump.tensor(&format!("w.step{step}"), w.val())?;
     }
     // book:end
-    dump.write(&args.out).expect("write dump");
+    dump.write(&args.out)?;
+    Ok(())
 }

@@ -9,7 +9,16 @@ import numpy as np
 
 from pita_lab.claims import ratios_match
 from pita_lab.experiment import (
-    Accepts, Diagnosed, Experiment, Matches, Mismatches, PairClaim, Panics, SameHparam, SourceRef, TensorsCompare,
+    Accepts,
+    Diagnosed,
+    Experiment,
+    Matches,
+    Mismatches,
+    PairClaim,
+    Panics,
+    SameHparam,
+    SourceRef,
+    TensorsCompare,
 )
 
 

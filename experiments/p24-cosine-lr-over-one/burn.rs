@@ -2,9 +2,9 @@
 //! CosineAnnealingLR takes any lr); for a valid lr the two schedules agree.
 use burn::lr_scheduler::cosine::CosineAnnealingLrSchedulerConfig;
 use burn::tensor::Tensor;
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::inputs_sha256;
-use pita_lab::{backend_name, device, tensor};
+use pita_lab::{device, tensor};
 
 // book:begin setup
 const LR_BIG: f64 = 2.0; // e.g. SGD on a loss with small gradients, or a scaled-lr recipe
@@ -13,7 +13,7 @@ const T_MAX: usize = 4;
 const ITERS: usize = 6; // past T_MAX: the cosine goes on, it does not restart
 // book:end
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["cosine-big-port", "cosine-big-clamped", "cosine-big-fixed", "cosine", "cosine-shifted"]);
     let device = device();
     let input_sha256 = inputs_sha256(&[&[LR_BIG as f32, LR as f32]]);
@@ -71,9 +71,10 @@ fn main() {
     println!("lr {lrs:?}");
     let values: Vec<f32> = lrs.iter().map(|&lr| lr as f32).collect();
     let lr: Tensor<1> = tensor(&values, [ITERS], &device);
-    let mut dump = Dump::new("p24", &args.variant, &input_sha256, &backend_name(&device))
-        .with_metadata("initial_lr", initial_lr)
-        .with_metadata("t_max", T_MAX);
-    dump.tensor("lr", lr);
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p24", &args.variant, &input_sha256, &device)
+        .metadata("initial_lr", initial_lr)
+        .metadata("t_max", T_MAX).build()?;
+    dump.tensor("lr", lr)?;
+    dump.write(&args.out)?;
+    Ok(())
 }

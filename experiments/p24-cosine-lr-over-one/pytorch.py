@@ -2,9 +2,9 @@
 
 import torch
 
-from pita_lab.inputs import inputs_sha256
 from pita.torch_dump import write_torch_dump
 from pita_lab.args import experiment_args
+from pita_lab.inputs import inputs_sha256
 
 # book:begin setup
 LR_BIG = 2.0  # e.g. SGD on a loss with small gradients, or a scaled-lr recipe

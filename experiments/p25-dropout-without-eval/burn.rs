@@ -3,10 +3,10 @@
 use burn::module::{Module, Param};
 use burn::nn::{Dropout, DropoutConfig, Linear};
 use burn::tensor::{Device, Tensor};
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita::inference::assert_inference;
 use pita_lab::inputs::{inputs_sha256, ramp};
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
 // book:begin setup
 const P: f64 = 0.5; // dropout probability
@@ -36,7 +36,7 @@ fn net(weight: &[f32], bias: &[f32], device: &Device) -> Net {
     Net { fc, drop: DropoutConfig::new(P).init() }
 }
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "valid", "mixed", "guard"]);
     let device = device(); // Flex wrapped in Autodiff: the training device
     device.seed(SEED);
@@ -86,7 +86,8 @@ fn main() {
     println!("out {out_values:?}");
     println!("zeros {} of {}", out_values.iter().filter(|v| **v == 0.0).count(), out_values.len());
 
-    let mut dump = Dump::new("p25", &args.variant, &input_sha256, &backend_name(&out.device())).with_metadata("dropout", P);
-    dump.tensor("out", out);
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p25", &args.variant, &input_sha256, &out.device()).metadata("dropout", P).build()?;
+    dump.tensor("out", out)?;
+    dump.write(&args.out)?;
+    Ok(())
 }

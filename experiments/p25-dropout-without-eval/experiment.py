@@ -6,7 +6,14 @@ import numpy as np
 
 from pita.dump import read_dump
 from pita_lab.experiment import (
-    Accepts, CompileFails, Experiment, Matches, Mismatches, PairClaim, Panics, SourceRef,
+    Accepts,
+    CompileFails,
+    Experiment,
+    Matches,
+    Mismatches,
+    PairClaim,
+    Panics,
+    SourceRef,
 )
 
 

@@ -4,10 +4,10 @@
 use burn::module::Module;
 use burn::nn::{BatchNorm, BatchNormConfig};
 use burn::tensor::Tensor;
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita::inference::assert_inference;
 use pita_lab::inputs::{inputs_sha256, ramp};
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
 // book:begin setup
 const BATCH: usize = 4;
@@ -22,7 +22,7 @@ struct Net {
 }
 // book:end
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "valid", "guard"]);
     let device = device(); // Flex wrapped in Autodiff: the training device
     let inputs = ramp(8, 0);
@@ -67,11 +67,12 @@ fn main() {
     let out = out.expect("CALLS > 0");
     println!("out {:?}", values(out.clone()));
 
-    let mut dump = Dump::new("p26", &args.variant, &input_sha256, &backend_name(&out.device()))
-        .with_metadata("batch_size", BATCH)
-        .with_metadata("calls", CALLS);
-    dump.tensor("out", out)
-        .tensor("running_mean", model.norm.running_mean.value_sync())
-        .tensor("running_var", model.norm.running_var.value_sync());
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p26", &args.variant, &input_sha256, &out.device())
+        .metadata("batch_size", BATCH)
+        .metadata("calls", CALLS).build()?;
+    dump.tensor("out", out)?
+        .tensor("running_mean", model.norm.running_mean.value_sync())?
+        .tensor("running_var", model.norm.running_var.value_sync())?;
+    dump.write(&args.out)?;
+    Ok(())
 }

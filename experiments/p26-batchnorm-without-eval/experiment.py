@@ -3,7 +3,13 @@ its running statistics on every call; burn has no eval()."""
 
 
 from pita_lab.experiment import (
-    Accepts, Experiment, Matches, Mismatches, Panics, SourceRef, TensorsCompare,
+    Accepts,
+    Experiment,
+    Matches,
+    Mismatches,
+    Panics,
+    SourceRef,
+    TensorsCompare,
 )
 
 

@@ -3,9 +3,9 @@ and in training mode (under `torch.no_grad()` only)."""
 
 import torch
 
-from pita_lab.inputs import inputs_sha256, ramp
 from pita.torch_dump import write_torch_dump
 from pita_lab.args import experiment_args
+from pita_lab.inputs import inputs_sha256, ramp
 
 # book:begin setup
 BATCH, FEATURES = 4, 2

@@ -3,9 +3,9 @@
 use burn::module::Module;
 use burn::nn::{BatchNorm, BatchNormConfig};
 use burn::tensor::Tensor;
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::{inputs_sha256, ramp};
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
 // book:begin setup
 const BATCH: usize = 4;
@@ -24,7 +24,7 @@ fn unbias_running_var(norm: &BatchNorm, before: Tensor<1>, n: usize) {
 }
 // book:end
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "fixed"]);
     let device = device(); // Flex wrapped in Autodiff: the training device
     let inputs = ramp(8, 0);
@@ -55,12 +55,13 @@ fn main() {
     println!("running_var  {:?}", values(running_var.clone()));
     println!("eval out {:?}", values(out.clone()));
 
-    let mut dump = Dump::new("p27", &args.variant, &input_sha256, &backend_name(&device))
-        .with_metadata("batch_size", BATCH)
-        .with_metadata("momentum", eval_norm.momentum);
-    dump.tensor("running_var.before", before)
-        .tensor("running_mean", running_mean)
-        .tensor("running_var", running_var)
-        .tensor("out.eval", out);
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p27", &args.variant, &input_sha256, &device)
+        .metadata("batch_size", BATCH)
+        .metadata("momentum", eval_norm.momentum).build()?;
+    dump.tensor("running_var.before", before)?
+        .tensor("running_mean", running_mean)?
+        .tensor("running_var", running_var)?
+        .tensor("out.eval", out)?;
+    dump.write(&args.out)?;
+    Ok(())
 }

@@ -6,7 +6,14 @@ import numpy as np
 
 from pita_lab.claims import ratios_match
 from pita_lab.experiment import (
-    Accepts, Diagnosed, Experiment, Matches, Mismatches, PairClaim, SourceRef, TensorsCompare,
+    Accepts,
+    Diagnosed,
+    Experiment,
+    Matches,
+    Mismatches,
+    PairClaim,
+    SourceRef,
+    TensorsCompare,
 )
 
 

@@ -2,9 +2,9 @@
 //! `MultiHeadAttentionConfig` defaults to dropout 0.1; PyTorch's MultiheadAttention to 0.0.
 use burn::nn::attention::{MhaInput, MultiHeadAttention, MultiHeadAttentionConfig};
 use burn::tensor::Device;
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::{inputs_sha256, ramp};
-use pita_lab::{backend_name, device, linear, tensor, values};
+use pita_lab::{device, linear, tensor, values};
 
 // book:begin setup
 const D_MODEL: usize = 2;
@@ -26,7 +26,7 @@ fn with_identity(mha: MultiHeadAttention, device: &Device) -> MultiHeadAttention
     }
 }
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "fixed", "drop"]);
     let device = device(); // Flex wrapped in Autodiff: the training device
     device.seed(SEED);
@@ -65,8 +65,9 @@ fn main() {
     println!("weights row sums {:?}", row_sums);
     println!("context {:?}", values(output.context.clone()));
 
-    let mut dump = Dump::new("p28", &args.variant, &input_sha256, &backend_name(&device))
-        .with_metadata("dropout", mha.dropout.prob);
-    dump.tensor("context", output.context).tensor("weights", output.weights);
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p28", &args.variant, &input_sha256, &device)
+        .metadata("dropout", mha.dropout.prob).build()?;
+    dump.tensor("context", output.context)?.tensor("weights", output.weights)?;
+    dump.write(&args.out)?;
+    Ok(())
 }

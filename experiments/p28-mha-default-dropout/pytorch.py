@@ -3,9 +3,9 @@ default dropout (0.0) and with dropout 0.5."""
 
 import torch
 
-from pita_lab.inputs import inputs_sha256, ramp
 from pita.torch_dump import write_torch_dump
 from pita_lab.args import experiment_args
+from pita_lab.inputs import inputs_sha256, ramp
 
 # book:begin setup
 D_MODEL, HEADS, TOKENS = 2, 1, 6

@@ -4,9 +4,9 @@ use burn::module::{Module, Param};
 use burn::nn::{InstanceNorm, InstanceNormConfig, Linear};
 use burn::optim::{GradientsParams, SgdConfig};
 use burn::tensor::{Device, Tensor};
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::{inputs_sha256, ramp};
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
 // book:begin setup
 const CHANNELS: usize = 2;
@@ -38,7 +38,7 @@ fn net(norm: InstanceNorm, weight: &[f32], bias: &[f32], device: &Device) -> Net
     Net { fc, norm }
 }
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "fixed"]);
     let device = device();
     let inputs = ramp(8, 0);
@@ -81,13 +81,14 @@ fn main() {
     println!("out.step0 {:?}", values(out0.clone()));
     println!("out.step{STEPS} {:?}", values(out2.clone()));
 
-    let mut dump = Dump::new("p29", &args.variant, &input_sha256, &backend_name(&device))
-        .with_metadata("norm_params", norm_params)
-        .with_metadata("lr", LR)
-        .with_metadata("steps", STEPS);
+    let mut dump = dump_builder("p29", &args.variant, &input_sha256, &device)
+        .metadata("norm_params", norm_params)
+        .metadata("lr", LR)
+        .metadata("steps", STEPS).build()?;
     // fc.weight back in PyTorch's [out, in] layout, so the two dumps line up.
-    dump.tensor("out.step0", out0)
-        .tensor(&format!("out.step{STEPS}"), out2)
-        .tensor("fc.weight", model.fc.weight.val().transpose());
-    dump.write(&args.out).expect("write dump");
+    dump.tensor("out.step0", out0)?
+        .tensor(&format!("out.step{STEPS}"), out2)?
+        .tensor("fc.weight", model.fc.weight.val().transpose())?;
+    dump.write(&args.out)?;
+    Ok(())
 }

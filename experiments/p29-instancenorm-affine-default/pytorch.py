@@ -3,9 +3,9 @@ default (affine=False) and with affine=True."""
 
 import torch
 
-from pita_lab.inputs import inputs_sha256, ramp
 from pita.torch_dump import write_torch_dump
 from pita_lab.args import experiment_args
+from pita_lab.inputs import inputs_sha256, ramp
 
 # book:begin setup
 CHANNELS, LENGTH = 2, 4

@@ -3,12 +3,12 @@
 //! parameter: a square layer loads without an error and computes `x W + b` instead of `x Wᵀ + b`.
 use burn::nn::{Linear, LinearConfig};
 use burn::store::{ModuleSnapshot, PyTorchToBurnAdapter, SafetensorsStore};
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::{inputs_sha256, ramp};
 use pita::store_origin::assert_written_by_burn;
-use pita_lab::{backend_name, device, tensor, values};
+use pita_lab::{device, tensor, values};
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "nonsquare", "fixed", "guard"]);
     let device = device();
     // The same ramps the PyTorch side used; the weights themselves come from its file.
@@ -61,8 +61,9 @@ fn main() {
     println!("fc.weight [in, out] {:?}", values(fc.weight.val()));
     println!("y {:?}", values(y.clone()));
 
-    let mut dump = Dump::new("p30", &args.variant, &input_sha256, &backend_name(&device));
+    let mut dump = dump_builder("p30", &args.variant, &input_sha256, &device).build()?;
     let bias = fc.bias.as_ref().expect("bias").val();
-    dump.tensor("x", x).tensor("fc.weight", weight_out_in).tensor("fc.bias", bias).tensor("y", y);
-    dump.write(&args.out).expect("write dump");
+    dump.tensor("x", x)?.tensor("fc.weight", weight_out_in)?.tensor("fc.bias", bias)?.tensor("y", y)?;
+    dump.write(&args.out)?;
+    Ok(())
 }

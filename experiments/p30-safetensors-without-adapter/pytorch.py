@@ -4,9 +4,9 @@ and the layer's output on a fixed input."""
 import torch
 from safetensors.torch import save_file
 
-from pita_lab.inputs import inputs_sha256, ramp
 from pita.torch_dump import write_torch_dump
 from pita_lab.args import experiment_args
+from pita_lab.inputs import inputs_sha256, ramp
 
 
 def main():

@@ -8,10 +8,10 @@ use burn::nn::{InstanceNorm, InstanceNormConfig, PRelu, PReluConfig};
 use burn::store::burn_pack::Tensor as PackTensor;
 use burn::store::{bridge, ModuleSnapshot, ModuleStore, PyTorchToBurnAdapter, PytorchStore};
 use burn::tensor::{Device, Tensor, TensorData};
-use pita::dump::Dump;
+use pita_lab::dump_builder;
 use pita_lab::inputs::{inputs_sha256, ramp};
 use pita::load_check::assert_fully_loaded;
-use pita_lab::{backend_name, tensor, values};
+use pita_lab::{tensor, values};
 
 const D_MODEL: usize = 4;
 const N_HEADS: usize = 2;
@@ -77,7 +77,7 @@ fn torch_to_burn_names(store: &mut PytorchStore) -> Vec<PackTensor> {
 }
 // book:end
 
-fn main() {
+fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "partial", "guard", "fixed"]);
     let device = Device::flex(); // inference only: no autodiff, so no dropout either
     device.seed(SEED); // the initial values that a partial load leaves behind are reproducible
@@ -132,10 +132,11 @@ fn main() {
     let y = net.forward(tensor(&x, [1, SEQ, D_MODEL], &device));
     println!("y {:?}", values(y.clone()));
 
-    let mut dump = Dump::new("p31", &args.variant, &input_sha256, &backend_name(&device))
-        .with_metadata("applied", report.applied.join(","))
-        .with_metadata("missing", report.missing.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(","))
-        .with_metadata("unused", report.unused.join(","));
-    dump.tensor("y", y);
-    dump.write(&args.out).expect("write dump");
+    let mut dump = dump_builder("p31", &args.variant, &input_sha256, &device)
+        .metadata("applied", report.applied.join(","))
+        .metadata("missing", report.missing.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(","))
+        .metadata("unused", report.unused.join(",")).build()?;
+    dump.tensor("y", y)?;
+    dump.write(&args.out)?;
+    Ok(())
 }

@@ -5,7 +5,13 @@ with allow_partial(true), every such parameter silently keeps its initial value.
 from dataclasses import dataclass
 
 from pita_lab.experiment import (
-    Accepts, Claim, Experiment, Matches, Mismatches, Panics, SourceRef,
+    Accepts,
+    Claim,
+    Experiment,
+    Matches,
+    Mismatches,
+    Panics,
+    SourceRef,
 )
 
 

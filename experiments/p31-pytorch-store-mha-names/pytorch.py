@@ -3,9 +3,9 @@ saved with torch.save(state_dict) (the file burn's PytorchStore reads), and its 
 
 import torch
 
-from pita_lab.inputs import inputs_sha256, ramp
 from pita.torch_dump import write_torch_dump
 from pita_lab.args import experiment_args
+from pita_lab.inputs import inputs_sha256, ramp
 
 D_MODEL, N_HEADS, SEQ = 4, 2, 3
 

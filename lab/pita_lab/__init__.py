@@ -16,8 +16,12 @@ _CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 def repo_root() -> Path:
-    """The source checkout the lab runs in; a clear error anywhere else."""
-    if not ((_CHECKOUT / "Cargo.toml").is_file() and (_CHECKOUT / "experiments").is_dir()):
-        raise UsageError(f"the lab needs a source checkout of pita (experiments/ and the cargo workspace), "
-                         f"and {_CHECKOUT} is not one: clone the repository and run scripts/setup")
+    """The source checkout the lab runs in; a clear error anywhere else (a lab installed from a
+    wheel into site-packages, or a checkout missing its experiments or cargo workspace)."""
+    missing = [name for name, there in (("Cargo.toml", (_CHECKOUT / "Cargo.toml").is_file()),
+                                        ("experiments/", (_CHECKOUT / "experiments").is_dir())) if not there]
+    if missing:
+        raise UsageError(f"pita's lab runs only from a source checkout, and {_CHECKOUT} is not one "
+                         f"(no {' or '.join(missing)}): clone the repository and run scripts/setup, "
+                         "which installs the lab editable from it (pita compare needs only the library)")
     return _CHECKOUT

@@ -13,7 +13,7 @@ import dataclasses
 import importlib.util
 import re
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from pita.errors import UsageError
@@ -29,11 +29,12 @@ def experiments_dir() -> Path:
     return repo_root() / "experiments"
 
 
-@lru_cache(maxsize=1)
-def folders() -> dict[str, Path]:
-    """experiment id -> its folder, in main-line order, without importing anything."""
+@cache
+def folders(directory: Path | None = None) -> dict[str, Path]:
+    """experiment id -> its folder under `directory` (default experiments/), in main-line
+    order, without importing anything."""
     found = {}
-    for path in sorted(experiments_dir().iterdir()):
+    for path in sorted((directory or experiments_dir()).iterdir()):
         if not path.is_dir() or path.name.startswith((".", "_")):
             continue
         match = FOLDER.match(path.name)
@@ -59,22 +60,28 @@ def compile_fail_cases(folder: Path) -> tuple[str, ...]:
     return tuple(sorted(p.stem for p in (folder / "compile_fail").glob("*.rs")))
 
 
-@lru_cache(maxsize=None)
-def _load(experiment_id: str) -> Experiment:
-    folder = folders()[experiment_id]
+def load(folder: Path) -> Experiment:
+    """The experiment declared in `folder`, with the paths and cases the folder gives it."""
     missing = [name for name in FILES if not (folder / name).is_file()]
     if missing:
         raise UsageError(f"experiments/{folder.name}: missing {', '.join(missing)} (see docs/adding-an-experiment.md)")
+    experiment_id = FOLDER.match(folder.name).group(1)
     name = f"pita_lab.experiments.{experiment_id}"
     spec = importlib.util.spec_from_file_location(name, folder / "experiment.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses and pickling look a class's module up there
     spec.loader.exec_module(module)
-    experiment = module.EXPERIMENT
+    experiment = getattr(module, "EXPERIMENT", None)
+    if not isinstance(experiment, Experiment):
+        raise UsageError(f"experiments/{folder.name}/experiment.py defines no EXPERIMENT = Experiment(...)")
     if experiment.id != experiment_id:
         raise UsageError(f"experiments/{folder.name}/experiment.py defines experiment {experiment.id!r}, not {experiment_id!r}")
-    relative = folder.relative_to(repo_root()).as_posix()
-    return dataclasses.replace(experiment, folder=relative, compile_fail=compile_fail_cases(folder))
+    return dataclasses.replace(experiment, folder=f"experiments/{folder.name}", compile_fail=compile_fail_cases(folder))
+
+
+@cache
+def _load(experiment_id: str) -> Experiment:
+    return load(folders()[experiment_id])
 
 
 def all_experiments() -> dict[str, Experiment]:

@@ -27,7 +27,7 @@ class Claim:
         tensor the run did not produce) fails, with the reason as what it observed."""
         try:
             expected, observed, ok = self.observe(record, out)
-        except Exception as error:  # noqa: BLE001 - whatever stops the observation, the claim fails with it
+        except Exception as error:
             expected, ok = "an observation", False
             observed = f"cannot observe: {_reason(error)}".replace(str(out), "OUT")
         return ClaimResult(id=self.id, text=self.text, expected=expected, observed=observed, ok=ok)
@@ -304,7 +304,7 @@ class Warns(SideClaim):
 
     def observe(self, record, out):
         run = record.program(self.side, self.variant)
-        line = next((l.strip() for l in run.stderr.splitlines() if f"{self.category}: " in l), "")
+        line = next((text.strip() for text in run.stderr.splitlines() if f"{self.category}: " in text), "")
         found = self.message in line
         observed = f"exit {run.exit_code}: " + (line[line.index(self.category):][:120] if line else "no warning")
         return f"exit 0, {self.category}: …{self.message}…", observed, run.exit_code == 0 and found

@@ -1,8 +1,9 @@
 """Experiments and their claims.
 
 An experiment is a folder (see `pita_lab.catalog`); its declaration names the variants each side
-runs, the dump comparisons to make and the burn source lines that explain the behaviour. Each claim states what a run must show; `pita run` checks every claim against the
-run record, and the record keeps what was observed.
+runs, the dump comparisons to make and the burn source lines that explain the behaviour. Each
+claim states what a run must show; `pita run` checks every claim against the run record, and the
+record keeps what was observed.
 """
 
 from __future__ import annotations
@@ -11,7 +12,25 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pita_lab.claims import (  # noqa: F401  (catalog modules import claims from here)
-    Accepts, Claim, CompileFails, DefaultsDiffer, Diagnosed, DiffersOnlyAtKinks, Matches, Mismatches, OnlyTensorsDiffer, PairClaim, Panics, Raises, Relates, SameHparam, ScaledByMetadata, SideClaim, SmallerInSize, TensorsCompare, Warns,
+    Accepts,
+    Claim,
+    CompileFails,
+    DefaultsDiffer,
+    Diagnosed,
+    DiffersOnlyAtKinks,
+    Matches,
+    Mismatches,
+    OnlyTensorsDiffer,
+    PairClaim,
+    Panics,
+    Raises,
+    Relates,
+    SameHparam,
+    ScaledByMetadata,
+    SideClaim,
+    SmallerInSize,
+    TensorsCompare,
+    Warns,
 )
 from pita_lab.drift import PlatformTolerance
 from pita_lab.record import RunRecord

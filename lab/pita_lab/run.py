@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from pita_lab import catalog, compile_fail, repo_root
 from pita.compare import compare_dumps
-from pita_lab.drift import DriftReport
 from pita.dump import read_dump
 from pita.errors import UsageError
+from pita_lab import catalog, compile_fail, repo_root
+from pita_lab.drift import DriftReport
 from pita_lab.experiment import Experiment, SourceRef
 from pita_lab.record import ComparisonRun, ProgramRun, RunRecord, SourceLocation, scrub_machine_paths
 
@@ -74,7 +74,7 @@ def _run_one(experiment: Experiment, root: Path, out_dir: Path, unbuilt: set[str
             raise UsageError(f"burn program {experiment.burn_source} does not build (see cargo's errors above)")
         out_dir.mkdir(parents=True, exist_ok=True)
         outcome.record = collect(experiment, root, out_dir.resolve())
-    except Exception as error:  # noqa: BLE001 - one broken experiment must not stop the others
+    except Exception as error:
         if not isinstance(error, UsageError):  # a bug in pita or in the experiment: show where
             traceback.print_exc()
         outcome.broken = str(error).replace(str(root) + os.sep, "") or type(error).__name__

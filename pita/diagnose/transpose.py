@@ -56,7 +56,7 @@ def best_axis_order(pair: Pair, swaps_only: bool):
     for order in axis_orders(ndim, swaps_only):
         if tuple(pair.shape[axis] for axis in order) != pair.candidate_shape:
             continue
-        residual = pair.residual_under(lambda positions: source_positions(positions, order, pair), limit)
+        residual = pair.residual_under(lambda positions, order=order: source_positions(positions, order, pair), limit)
         if residual is not None:
             return list(order), residual
     return None

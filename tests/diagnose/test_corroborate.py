@@ -3,11 +3,10 @@
 import numpy as np
 import pytest
 
+from conftest import f32
 from pita import diagnose
 from pita.compare import Tolerance
 from pita.diagnose.base import Context, Diagnosis, format_factor
-
-from conftest import f32
 
 
 def offset(value: float, tentative: bool) -> Diagnosis:

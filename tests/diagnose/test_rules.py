@@ -8,7 +8,6 @@ from pita.compare import Tolerance
 from pita.diagnose.base import Context
 from pita.dtypes import from_float64, widen
 
-
 RNG = np.random.default_rng(7)
 M = RNG.standard_normal((5, 5)).astype(np.float32)
 V = RNG.standard_normal(12).astype(np.float32)

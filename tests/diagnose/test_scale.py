@@ -1,11 +1,10 @@
 import numpy as np
 
+from conftest import f32
 from pita import diagnose
 from pita.compare import Tolerance
 from pita.diagnose import scale
 from pita.diagnose.base import Context, Pair, format_factor
-
-from conftest import f32
 
 
 def detect(reference, candidate, batch_sizes=()):

@@ -3,11 +3,10 @@ import shutil
 
 import pytest
 
-from pita_lab.book import render_chapter, snippet
-from pita.errors import UsageError
-from pita_lab.record import RunRecord
-
 from conftest import pita
+from pita.errors import UsageError
+from pita_lab.book import render_chapter, snippet
+from pita_lab.record import RunRecord
 
 
 def test_committed_chapters_match_their_records(root):

@@ -7,13 +7,12 @@ import sys
 
 import pytest
 
+from conftest import ROOT, pita
 from pita_lab import catalog
 from pita_lab.book import drift_from_committed, render_chapter
 from pita_lab.drift import render
 from pita_lab.experiment import KINDS, MAINLINE
 from pita_lab.record import RunRecord
-
-from conftest import ROOT, pita
 
 pytestmark = pytest.mark.integration
 

@@ -5,8 +5,23 @@ import pytest
 
 from pita.dump import Dump, write_dump
 from pita_lab.claims import (
-    Accepts, CompileFails, DefaultsDiffer, Diagnosed, DiffersOnlyAtKinks, Matches, Mismatches, OnlyTensorsDiffer, Panics,
-    Raises, Relates, SameHparam, ScaledByMetadata, SmallerInSize, TensorsCompare, Warns, panic_message,
+    Accepts,
+    CompileFails,
+    DefaultsDiffer,
+    Diagnosed,
+    DiffersOnlyAtKinks,
+    Matches,
+    Mismatches,
+    OnlyTensorsDiffer,
+    Panics,
+    Raises,
+    Relates,
+    SameHparam,
+    ScaledByMetadata,
+    SmallerInSize,
+    TensorsCompare,
+    Warns,
+    panic_message,
 )
 from pita_lab.record import ComparisonRun, CompileFailRun, ProgramRun, RunRecord
 

@@ -6,10 +6,9 @@ import re
 import numpy as np
 import pytest
 
+from conftest import ROOT
 from pita_lab.drift import PlatformTolerance, compare_records, render
 from pita_lab.record import RunRecord
-
-from conftest import ROOT
 
 
 @pytest.fixture()

@@ -7,10 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import pita
 from pita.dump import read_dump
 from pita_lab.record import RunRecord
-
-from conftest import pita
 
 pytestmark = pytest.mark.integration
 REFERENCE_CHAPTER = Path(__file__).resolve().parents[2] / "shared" / "reference" / "p12-loss-mean.txt"

@@ -1,25 +1,24 @@
 """A broken experiment is reported as broken and the others go on (no cargo needed here)."""
 
+from conftest import ROOT
 from pita_lab.experiment import Accepts, Experiment, Matches
 from pita_lab.run import Outcome, _run_one, summary_table
-
-from conftest import ROOT
 
 
 def experiment(**changes) -> Experiment:
     fields = dict(
         id="p99", title="a broken experiment", mainline="loss", kind="silent",
-        torch_script="experiments/pytorch/does_not_exist.py", burn_binary="p99",
+        folder="experiments/p99-does-not-exist",
         torch_variants=("ref",), burn_variants=(), comparisons=(("torch-ref", "torch-ref"),),
-        compile_fail=(), sources=(), claims=(Accepts("runs", "", "torch", "ref"), Matches("m", "", "torch-ref", "torch-ref")),
+        sources=(), claims=(Accepts("runs", "", "torch", "ref"), Matches("m", "", "torch-ref", "torch-ref")),
     )
     return Experiment(**{**fields, **changes})
 
 
 def test_an_unbuilt_burn_program_makes_the_experiment_broken(tmp_path):
-    outcome = _run_one(experiment(), ROOT, tmp_path / "p99", unbuilt={"p99"})
+    outcome = _run_one(experiment(), ROOT, tmp_path / "p99", unbuilt={"p99-does-not-exist"})
     assert outcome.record is None and not outcome.ok
-    assert "p99 does not build" in outcome.broken
+    assert "experiments/p99-does-not-exist/burn.rs does not build" in outcome.broken
 
 
 def test_a_comparison_that_cannot_run_makes_the_experiment_broken(tmp_path):

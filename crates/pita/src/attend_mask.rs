@@ -1,6 +1,7 @@
 //! A boolean attention mask that says what it means. PyTorch's `scaled_dot_product_attention`
 //! reads `True` as "attend"; burn's `attention` reads `true` as "mask out". Wrapping the mask in
 //! [`AttendMask`] makes a port state which one it holds: a bare `Tensor<4, Bool>` does not compile.
+//! A fix, not a guard: [`sdpa`] computes what PyTorch's SDPA computes.
 
 use burn::tensor::module::attention;
 use burn::tensor::ops::AttentionModuleOptions;
@@ -11,6 +12,8 @@ use burn::tensor::{Bool, Tensor};
 pub struct AttendMask(pub Tensor<4, Bool>);
 
 /// `scaled_dot_product_attention(q, k, v, attn_mask=mask)` with PyTorch's mask meaning.
+///
+/// Cost: burn's attention plus one elementwise `not` of the mask.
 pub fn sdpa(query: Tensor<4>, key: Tensor<4>, value: Tensor<4>, mask: AttendMask) -> Tensor<4> {
     // burn's mask is true = masked out: the complement of PyTorch's.
     attention(query, key, value, Some(mask.0.bool_not()), None, AttentionModuleOptions::default())

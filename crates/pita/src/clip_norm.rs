@@ -1,20 +1,23 @@
-//! Gradient clipping by norm, the way `torch.nn.utils.clip_grad_norm_` does it: one L2 norm over
-//! every parameter's gradient together. burn's `GradientClipping::Norm` clips each parameter
-//! tensor by its own norm, which changes the direction of the whole update, not only its length.
+//! Gradient clipping by norm (feature `optim`), the way `torch.nn.utils.clip_grad_norm_` does it:
+//! one L2 norm over every parameter's gradient together. burn's `GradientClipping::Norm` clips
+//! each parameter tensor by its own norm, which changes the direction of the whole update, not
+//! only its length. [`clip_grad_norm`] is the fix; [`assert_no_per_tensor_norm_clipping`] guards
+//! an optimizer against burn's per-tensor clipping.
 
 use burn::module::{Module, ModuleVisitor, Param};
 use burn::optim::{GradientsParams, ModuleOptimizer};
 use burn::grad_clipping::GradientClipping;
 use burn::tensor::Tensor;
 
-/// The message [`assert_no_per_tensor_norm_clipping`] panics with; the book quotes it from a live run.
-pub const PER_TENSOR_NORM: &str =
-    "GradientClipping::Norm clips each parameter tensor by its own norm, not by the global norm";
+use crate::Error;
 
 // book:begin clip_grad_norm
 /// Scales every gradient in `grads` by `min(1, max_norm / (total_norm + 1e-6))`, where
 /// `total_norm` is the L2 norm of all of `module`'s gradients together (as
 /// `torch.nn.utils.clip_grad_norm_`). Returns the clipped gradients and `total_norm`.
+///
+/// Cost: one reduction per parameter on the device and a host read of each (a device sync
+/// per parameter), then one scaling per parameter; once per optimizer step.
 pub fn clip_grad_norm<M: Module>(module: &M, mut grads: GradientsParams, max_norm: f32) -> (GradientsParams, f32) {
     let mut squares = SumOfSquares { grads: &grads, sum: 0.0 };
     module.visit(&mut squares);
@@ -53,12 +56,26 @@ impl ModuleVisitor for Scale<'_> {
 }
 
 // book:begin assert_no_per_tensor_norm_clipping
-/// Panics if `optim` was configured with `GradientClipping::Norm`, which a port of
+/// Returns an error if `optim` was configured with `GradientClipping::Norm`, which a port of
 /// `clip_grad_norm_` must not use; clip with [`clip_grad_norm`] before `step` instead.
+///
+/// Cost: reads the optimizer's config (free); run it once, where the optimizer is built.
+pub fn check_no_per_tensor_norm_clipping(optim: &ModuleOptimizer) -> Result<(), Error> {
+    if let Some(GradientClipping::Norm(max_norm)) = optim.grad_clipping() {
+        let message = format!(
+            "GradientClipping::Norm clips each parameter tensor by its own norm, not by the global norm (max_norm {max_norm}); use pita::clip_norm::clip_grad_norm before step"
+        );
+        return Err(Error::check("clip_norm::check_no_per_tensor_norm_clipping", message));
+    }
+    Ok(())
+}
+
+/// Panics with [`check_no_per_tensor_norm_clipping`]'s message if `optim` clips per tensor.
+/// Same cost.
 #[track_caller]
 pub fn assert_no_per_tensor_norm_clipping(optim: &ModuleOptimizer) {
-    if let Some(GradientClipping::Norm(max_norm)) = optim.grad_clipping() {
-        panic!("{PER_TENSOR_NORM} (max_norm {max_norm}); use pita::clip_norm::clip_grad_norm before step");
+    if let Err(error) = check_no_per_tensor_norm_clipping(optim) {
+        panic!("{error}");
     }
 }
 // book:end
@@ -118,5 +135,13 @@ mod tests {
     #[test]
     fn accepts_an_optimizer_without_clipping() {
         assert_no_per_tensor_norm_clipping(&SgdConfig::new().init());
+        assert!(check_no_per_tensor_norm_clipping(&SgdConfig::new().init()).is_ok());
+    }
+
+    #[test]
+    fn the_result_form_names_max_norm() {
+        let optim = SgdConfig::new().with_gradient_clipping(Some(GradientClippingConfig::Norm(1.0))).init();
+        let error = check_no_per_tensor_norm_clipping(&optim).unwrap_err();
+        assert!(error.to_string().contains("(max_norm 1); use pita::clip_norm::clip_grad_norm before step"), "{error}");
     }
 }

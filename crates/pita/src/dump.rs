@@ -1,28 +1,256 @@
-//! Writes a dump: tensors as `<side>-<variant>.safetensors` plus the readable JSON form beside it.
+//! Dumps: named tensors plus provenance, written as `burn-<variant>.safetensors` and the readable
+//! JSON form beside it, for `pita compare` (the Python library) to hold against a PyTorch dump.
 //!
-//! The format (names, dtypes, metadata keys, edge cases) is specified in docs/dump-format.md; the
-//! Python reader in `pita.dump` is the other half of it.
+//! ```rust
+//! use burn::tensor::{Device, Int, Tensor};
+//! use pita::dump::Dump;
+//!
+//! # fn main() -> Result<(), pita::Error> {
+//! let device = Device::flex();
+//! let mut dump = Dump::builder()
+//!     .variant("port")            // the files are burn-port.safetensors and burn-port.json
+//!     .experiment("my-model")     // optional provenance
+//!     .metadata("batch_size", 4)  // lets compare explain a factor equal to the batch size
+//!     .build()?;
+//! dump.tensor("loss", Tensor::<1>::from_floats([0.25], &device))?
+//!     .tensor("labels", Tensor::<1, Int>::from_ints([0, 2, 1, 1], &device))?;
+//! assert_eq!(dump.metadata()["backend"], "Flex"); // from the first tensor's device
+//! assert_eq!(dump.get("labels").unwrap().dtype(), "I32"); // Flex's default int dtype
+//! # let dir = std::env::temp_dir().join(format!("pita-doc-dump-{}", std::process::id()));
+//! let path = dump.write(&dir)?;
+//! assert!(path.ends_with("burn-port.safetensors"));
+//! # std::fs::remove_dir_all(&dir).unwrap();
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Every tensor keeps its dtype (F64, F32, F16, BF16, I64 … U8, BOOL): the safetensors file holds
+//! its little-endian bytes, the JSON form its values (and, for floats, its bits). The format
+//! (names, dtypes, metadata keys, edge cases) is specified in docs/dump-format.md in the pita
+//! repository; the Python reader `pita.dump` is the other half of it.
+//!
+//! Provenance recorded in every dump: `format`, `framework` (`burn`), `framework_version` (see
+//! [`DumpBuilder::framework_version`]), `backend` (see [`backend_name`]), `variant`,
+//! `pita_version` and `burn_requirement`; `experiment` and `input_sha256` when given.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
-use std::io::{self, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use burn::tensor::Tensor;
+use burn::tensor::kind::Basic;
+use burn::tensor::{bf16, f16, BoolStore, DType, Device, Tensor, TensorData};
 use safetensors::tensor::{Dtype, TensorView};
 use serde_json::{json, Map, Value};
+
+use crate::Error;
 
 /// Version tag of the dump format, stored in the `format` metadata key.
 pub const FORMAT: &str = "pita-dump/1";
 
-/// One float32 tensor, row-major.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DumpTensor {
-    pub shape: Vec<usize>,
-    pub values: Vec<f32>,
+/// This crate's version, stored in the `pita_version` metadata key.
+pub const PITA_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The burn versions this crate was written against (its Cargo.toml's requirement), stored in
+/// the `burn_requirement` metadata key.
+pub const BURN_REQUIREMENT: &str = "^0.22.1";
+
+/// The burn version found in the Cargo.lock of the build that compiled this crate, or
+/// `"unknown"`. Best-effort: the build script walks up from its output folder (inside the
+/// target directory) to the first Cargo.lock that lists pita, so a target directory outside the
+/// project (`CARGO_TARGET_DIR`) finds none, or another project's. It is the default of the
+/// `framework_version` key; [`DumpBuilder::framework_version`] states it exactly.
+pub const LOCKED_BURN_VERSION: &str = env!("PITA_RESOLVED_BURN_VERSION");
+
+/// The most elements the JSON form is written for: beyond, [`Dump::write`] writes the
+/// safetensors form only (pita's JSON reader is meant for small, readable dumps).
+pub const MAX_JSON_ELEMENTS: usize = 500_000;
+
+/// Keys the dump sets itself or through a builder method of their own.
+const RESERVED: [(&str, &str); 9] = [
+    ("format", "the dump sets it"),
+    ("framework", "the dump sets it"),
+    ("pita_version", "the dump sets it"),
+    ("burn_requirement", "the dump sets it"),
+    ("framework_version", "use DumpBuilder::framework_version"),
+    ("backend", "use DumpBuilder::backend or DumpBuilder::device"),
+    ("experiment", "use DumpBuilder::experiment"),
+    ("variant", "use DumpBuilder::variant"),
+    ("input_sha256", "use DumpBuilder::input_sha256"),
+];
+
+/// A readable name for the backend `device` runs on, derived from burn's `Debug` form of it:
+/// `Flex`, `NdArray`, `Autodiff<Flex>`, `Autodiff<Flex, checkpointing Balanced>`. A device whose
+/// form it does not know is named as burn prints it, less the `Device<…>` wrapper.
+///
+/// ```rust
+/// use burn::tensor::Device;
+/// use pita::dump::backend_name;
+///
+/// assert_eq!(backend_name(&Device::flex()), "Flex");
+/// assert_eq!(backend_name(&Device::flex().autodiff()), "Autodiff<Flex>");
+/// ```
+pub fn backend_name(device: &Device) -> String {
+    let base = device.clone().without_autodiff();
+    let inner = short_backend(unwrap_device(&format!("{base:?}")));
+    if !device.is_autodiff() {
+        return inner;
+    }
+    // burn prints an autodiff device as `Autodiff { device: …, checkpointing: Disabled }`.
+    let full = format!("{device:?}");
+    let checkpointing = full
+        .rsplit_once("checkpointing: ")
+        .map(|(_, rest)| rest.trim_end_matches(['>', '}', ' ']))
+        .filter(|strategy| !strategy.is_empty() && *strategy != "Disabled");
+    match checkpointing {
+        Some(strategy) => format!("Autodiff<{inner}, checkpointing {strategy}>"),
+        None => format!("Autodiff<{inner}>"),
+    }
 }
 
-/// A set of named tensors with the provenance every dump records.
+fn unwrap_device(debug: &str) -> &str {
+    debug.strip_prefix("Device<").and_then(|rest| rest.strip_suffix('>')).unwrap_or(debug)
+}
+
+/// `Flex(Cpu)` → `Flex`; `Cube(Cuda(…))` → `Cuda(…)`; anything else as it is.
+fn short_backend(debug: &str) -> String {
+    if let Some(runtime) = debug.strip_prefix("Cube(").and_then(|rest| rest.strip_suffix(')')) {
+        return short_backend(runtime);
+    }
+    match debug.strip_suffix("(Cpu)") {
+        Some(name) if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric()) => name.to_string(),
+        _ => debug.to_string(),
+    }
+}
+
+/// Sets up a [`Dump`]: the variant (required) and the provenance. Made by [`Dump::builder`].
+#[derive(Debug, Clone, Default)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct DumpBuilder {
+    variant: Option<String>,
+    experiment: Option<String>,
+    input_sha256: Option<String>,
+    backend: Option<String>,
+    framework_version: Option<String>,
+    metadata: BTreeMap<String, String>,
+    reserved: Option<(String, &'static str)>,
+}
+
+impl DumpBuilder {
+    /// The variant, required: it names the files, `burn-<variant>.safetensors` and `.json`, and
+    /// the `variant` key. Usually the name of the run (`port`, `fixed`, `step1`).
+    pub fn variant(mut self, variant: impl Into<String>) -> Self {
+        self.variant = Some(variant.into());
+        self
+    }
+
+    /// The `experiment` key: which program or model the dump belongs to.
+    pub fn experiment(mut self, experiment: impl Into<String>) -> Self {
+        self.experiment = Some(experiment.into());
+        self
+    }
+
+    /// The `input_sha256` key: a hash of the inputs both sides were fed. `pita compare` refuses
+    /// two dumps whose hashes differ; a dump without one is compared without that check.
+    pub fn input_sha256(mut self, sha256: impl Into<String>) -> Self {
+        self.input_sha256 = Some(sha256.into());
+        self
+    }
+
+    /// The `backend` key, as given. Without this or [`device`](Self::device), the dump names
+    /// the backend of the first tensor added with [`Dump::tensor`] ([`backend_name`]), or
+    /// `unknown` if it holds none.
+    pub fn backend(mut self, backend: impl Into<String>) -> Self {
+        self.backend = Some(backend.into());
+        self
+    }
+
+    /// The `backend` key, named after `device` ([`backend_name`]): for the device the program
+    /// ran on when the first tensor dumped lives elsewhere (gradients are not on an autodiff
+    /// device).
+    pub fn device(self, device: &Device) -> Self {
+        self.backend(backend_name(device))
+    }
+
+    /// The `framework_version` key: the burn version that ran. Without it, the dump records
+    /// [`LOCKED_BURN_VERSION`], found at build time on a best-effort basis, or `unknown`.
+    pub fn framework_version(mut self, version: impl Into<String>) -> Self {
+        self.framework_version = Some(version.into());
+        self
+    }
+
+    /// Any other metadata entry, e.g. `batch_size` (ASCII digits), which compare uses to explain
+    /// a gradient scaled by the batch size. Keys with a method of their own, and the keys the
+    /// dump sets itself, make [`build`](Self::build) fail with [`Error::ReservedKey`].
+    pub fn metadata(mut self, key: impl Into<String>, value: impl ToString) -> Self {
+        let key = key.into();
+        match reserved(&key) {
+            Some(hint) => {
+                self.reserved.get_or_insert((key, hint));
+            }
+            None => {
+                self.metadata.insert(key, value.to_string());
+            }
+        }
+        self
+    }
+
+    /// The empty dump. Fails without a variant, with a variant that cannot name a file, or when
+    /// [`metadata`](Self::metadata) was given a reserved key.
+    pub fn build(self) -> Result<Dump, Error> {
+        if let Some((key, hint)) = self.reserved {
+            return Err(Error::ReservedKey { key, hint });
+        }
+        let variant = self.variant.ok_or(Error::MissingVariant)?;
+        check_variant(&variant)?;
+        let mut metadata = self.metadata;
+        let version = self.framework_version.unwrap_or_else(|| LOCKED_BURN_VERSION.to_string());
+        for (key, value) in [
+            ("format", Some(FORMAT.to_string())),
+            ("framework", Some("burn".to_string())),
+            ("framework_version", Some(version)),
+            ("pita_version", Some(PITA_VERSION.to_string())),
+            ("burn_requirement", Some(BURN_REQUIREMENT.to_string())),
+            ("variant", Some(variant)),
+            ("experiment", self.experiment),
+            ("input_sha256", self.input_sha256),
+            ("backend", self.backend),
+        ] {
+            if let Some(value) = value {
+                metadata.insert(key.to_string(), value);
+            }
+        }
+        Ok(Dump { metadata, tensors: BTreeMap::new() })
+    }
+}
+
+fn reserved(key: &str) -> Option<&'static str> {
+    RESERVED.iter().find(|(reserved, _)| *reserved == key).map(|(_, hint)| *hint)
+}
+
+fn check_variant(variant: &str) -> Result<(), Error> {
+    let refuse = |reason| Err(Error::InvalidVariant { variant: variant.to_string(), reason });
+    if variant.is_empty() {
+        return refuse("empty");
+    }
+    if variant == "." || variant == ".." || variant.contains(['/', '\\']) {
+        return refuse("it names the files, so it cannot hold a path");
+    }
+    if !printable(variant) {
+        return refuse("it holds characters that cannot be printed on one line");
+    }
+    Ok(())
+}
+
+/// What pita's readers print on one report line: no control characters, no whitespace but the
+/// space. (Python's `str.isprintable`, which the reader applies to tensor names, also refuses
+/// the Unicode format characters; those are not checked here.)
+fn printable(text: &str) -> bool {
+    text.chars().all(|c| !c.is_control() && (c == ' ' || !c.is_whitespace()))
+}
+
+/// Named tensors and the provenance every dump records. Start with [`Dump::builder`], add
+/// tensors with [`tensor`](Self::tensor) or [`data`](Self::data), then [`write`](Self::write).
 #[derive(Debug, Clone)]
 pub struct Dump {
     metadata: BTreeMap<String, String>,
@@ -30,150 +258,604 @@ pub struct Dump {
 }
 
 impl Dump {
-    /// A burn-side dump of `experiment`/`variant`, fed with inputs hashing to `input_sha256`.
-    pub fn new(experiment: &str, variant: &str, input_sha256: &str, backend: &str) -> Self {
-        let metadata = [
-            ("format", FORMAT),
-            ("framework", "burn"),
-            ("framework_version", crate::BURN_VERSION),
-            ("backend", backend),
-            ("experiment", experiment),
-            ("variant", variant),
-            ("input_sha256", input_sha256),
-        ];
-        Dump {
-            metadata: metadata.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-            tensors: BTreeMap::new(),
+    /// A builder: set the variant, then any provenance, then [`DumpBuilder::build`].
+    pub fn builder() -> DumpBuilder {
+        DumpBuilder::default()
+    }
+
+    /// Adds `tensor` (float, int or bool) under `name`, in its own dtype. The first tensor
+    /// added names the backend, unless the builder set it.
+    ///
+    /// Cost: reads the tensor back from its device, a device sync and an O(n) copy.
+    ///
+    /// Fails if the dump already holds `name`, if the name cannot be printed on one line or is
+    /// `__metadata__`, if the device cannot deliver the data, or for a quantized tensor.
+    pub fn tensor<const D: usize, K: Basic>(&mut self, name: &str, tensor: Tensor<D, K>) -> Result<&mut Self, Error> {
+        check_name(name, &self.tensors)?;
+        let device = tensor.device();
+        let data = tensor.try_into_data().map_err(|e| Error::Read { name: name.to_string(), message: e.to_string() })?;
+        self.data(name, data)?;
+        if !self.metadata.contains_key("backend") {
+            self.metadata.insert("backend".to_string(), backend_name(&device));
         }
+        Ok(self)
     }
 
-    /// Adds a metadata entry, e.g. `batch_size`, which compare uses to explain a scale factor.
-    pub fn with_metadata(mut self, key: &str, value: impl ToString) -> Self {
-        self.metadata.insert(key.to_string(), value.to_string());
-        self
-    }
-
-    /// Adds a tensor, read back from the device as f32.
-    pub fn tensor<const D: usize>(&mut self, name: &str, tensor: Tensor<D>) -> &mut Self {
-        let shape = tensor.dims().to_vec();
-        let values = tensor.into_data().convert::<f32>().try_to_vec::<f32>().expect("f32 data");
-        self.insert(name, DumpTensor { shape, values })
-    }
-
-    /// Adds a tensor given as raw values.
-    pub fn insert(&mut self, name: &str, tensor: DumpTensor) -> &mut Self {
-        assert_eq!(tensor.shape.iter().product::<usize>(), tensor.values.len(), "{name}: shape and value count differ");
+    /// Adds host data under `name`, in its own dtype, e.g. `TensorData::new(vec![0.5f32], [1])`.
+    /// Free of device work; names no backend. Fails as [`tensor`](Self::tensor) does.
+    pub fn data(&mut self, name: &str, data: TensorData) -> Result<&mut Self, Error> {
+        check_name(name, &self.tensors)?;
+        let tensor = DumpTensor::from_data(name, data)?;
         self.tensors.insert(name.to_string(), tensor);
-        self
+        Ok(self)
     }
 
+    /// Sets a metadata entry after the dump was built (a figure known only once the tensors
+    /// are). Reserved keys are refused as in [`DumpBuilder::metadata`].
+    pub fn set_metadata(&mut self, key: &str, value: impl ToString) -> Result<&mut Self, Error> {
+        if let Some(hint) = reserved(key) {
+            return Err(Error::ReservedKey { key: key.to_string(), hint });
+        }
+        self.metadata.insert(key.to_string(), value.to_string());
+        Ok(self)
+    }
+
+    /// The metadata as it will be written (`backend` appears once a tensor named it).
     pub fn metadata(&self) -> &BTreeMap<String, String> {
         &self.metadata
     }
 
-    /// The file stem, `<side>-<variant>`.
+    /// The tensor named `name`.
+    pub fn get(&self, name: &str) -> Option<&DumpTensor> {
+        self.tensors.get(name)
+    }
+
+    /// The tensors' names, sorted.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tensors.keys().map(String::as_str)
+    }
+
+    /// How many tensors the dump holds.
+    pub fn len(&self) -> usize {
+        self.tensors.len()
+    }
+
+    /// Whether the dump holds no tensor.
+    pub fn is_empty(&self) -> bool {
+        self.tensors.is_empty()
+    }
+
+    /// The file stem, `burn-<variant>`.
     pub fn stem(&self) -> String {
         format!("{}-{}", self.metadata["framework"], self.metadata["variant"])
     }
 
-    /// Writes `<dir>/<stem>.safetensors` and `<dir>/<stem>.json`, each atomically.
-    pub fn write(&self, dir: &Path) -> io::Result<PathBuf> {
-        fs::create_dir_all(dir)?;
+    /// Writes `<dir>/<stem>.safetensors` and, up to [`MAX_JSON_ELEMENTS`] elements in all,
+    /// `<dir>/<stem>.json` (a larger dump's stale JSON file is removed), each atomically: to a
+    /// hidden temporary file beside it, flushed, then renamed. Creates `dir`. Returns the
+    /// safetensors path.
+    pub fn write(&self, dir: &Path) -> Result<PathBuf, Error> {
+        fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let path = dir.join(format!("{}.safetensors", self.stem()));
-        write_atomically(&path, &self.to_safetensors())?;
-        let json = serde_json::to_vec_pretty(&self.to_json()).expect("json");
-        write_atomically(&path.with_extension("json"), &json)?;
+        write_atomically(&path, &self.safetensors_bytes()?)?;
+        let json = path.with_extension("json");
+        if self.tensors.values().map(DumpTensor::len).sum::<usize>() <= MAX_JSON_ELEMENTS {
+            write_atomically(&json, &self.json_bytes()?)?;
+        } else if json.exists() {
+            fs::remove_file(&json).map_err(|e| Error::io(&json, e))?;
+        }
         Ok(path)
     }
 
-    fn to_safetensors(&self) -> Vec<u8> {
-        let bytes: BTreeMap<&String, Vec<u8>> = self
+    /// The safetensors form: every tensor's little-endian bytes under its dtype's name, the
+    /// metadata in `__metadata__`.
+    pub fn safetensors_bytes(&self) -> Result<Vec<u8>, Error> {
+        let views = self
             .tensors
             .iter()
-            .map(|(name, t)| (name, t.values.iter().flat_map(|v| v.to_le_bytes()).collect()))
-            .collect();
-        let views = self.tensors.iter().map(|(name, t)| {
-            let view = TensorView::new(Dtype::F32, t.shape.clone(), &bytes[name]).expect("view");
-            (name.as_str(), view)
-        });
-        let metadata: HashMap<String, String> = self.metadata.clone().into_iter().collect();
-        safetensors::serialize(views, Some(metadata)).expect("serialize")
+            .map(|(name, t)| TensorView::new(t.dtype, t.shape.clone(), &t.bytes).map(|view| (name.as_str(), view)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| Error::Serialize { message: e.to_string() })?;
+        let metadata: HashMap<String, String> = self.written_metadata().into_iter().collect();
+        safetensors::serialize(views, Some(metadata)).map_err(|e| Error::Serialize { message: e.to_string() })
     }
 
-    fn to_json(&self) -> Value {
-        let tensors: Map<String, Value> = self
-            .tensors
-            .iter()
-            .map(|(name, t)| (name.clone(), tensor_json(t)))
-            .collect();
-        json!({ "format": FORMAT, "metadata": self.metadata, "tensors": tensors })
+    /// The readable JSON form (docs/dump-format.md): per tensor its dtype, shape and values,
+    /// and for floats the hex bits of each value.
+    pub fn json_bytes(&self) -> Result<Vec<u8>, Error> {
+        let tensors: Map<String, Value> = self.tensors.iter().map(|(name, t)| (name.clone(), t.json())).collect();
+        let document = json!({ "format": FORMAT, "metadata": self.written_metadata(), "tensors": tensors });
+        let mut bytes = serde_json::to_vec_pretty(&document).map_err(|e| Error::Serialize { message: e.to_string() })?;
+        bytes.push(b'\n');
+        Ok(bytes)
+    }
+
+    fn written_metadata(&self) -> BTreeMap<String, String> {
+        let mut metadata = self.metadata.clone();
+        metadata.entry("backend".to_string()).or_insert_with(|| "unknown".to_string());
+        metadata
     }
 }
 
-fn tensor_json(tensor: &DumpTensor) -> Value {
-    let values: Vec<Value> = tensor.values.iter().map(|v| readable(*v)).collect();
-    let bits: Vec<String> = tensor.values.iter().map(|v| format!("{:08x}", v.to_bits())).collect();
-    json!({ "dtype": "F32", "shape": tensor.shape, "values": values, "bits": bits })
+fn check_name(name: &str, tensors: &BTreeMap<String, DumpTensor>) -> Result<(), Error> {
+    let invalid = |reason| Err(Error::InvalidName { name: name.to_string(), reason });
+    if name == "__metadata__" {
+        return invalid("reserved for the metadata in safetensors");
+    }
+    if !printable(name) {
+        return invalid("holds characters that cannot be printed on one line");
+    }
+    if tensors.contains_key(name) {
+        return Err(Error::DuplicateTensor { name: name.to_string() });
+    }
+    Ok(())
 }
 
-/// Shortest decimal that reads back as the same f32; non-finite values as strings.
-fn readable(value: f32) -> Value {
+/// One tensor of a dump: its dtype, shape and little-endian bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DumpTensor {
+    dtype: Dtype,
+    shape: Vec<usize>,
+    bytes: Vec<u8>,
+}
+
+impl DumpTensor {
+    /// The dtype's safetensors name: `F64 F32 F16 BF16 I64 I32 I16 I8 U64 U32 U16 U8 BOOL`.
+    pub fn dtype(&self) -> &'static str {
+        match self.dtype {
+            Dtype::F64 => "F64",
+            Dtype::F32 => "F32",
+            Dtype::F16 => "F16",
+            Dtype::BF16 => "BF16",
+            Dtype::I64 => "I64",
+            Dtype::I32 => "I32",
+            Dtype::I16 => "I16",
+            Dtype::I8 => "I8",
+            Dtype::U64 => "U64",
+            Dtype::U32 => "U32",
+            Dtype::U16 => "U16",
+            Dtype::U8 => "U8",
+            _ => "BOOL", // `from_data` makes no other dtype
+        }
+    }
+
+    /// The shape, row-major.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The elements' little-endian bytes, as the safetensors file holds them (BOOL: one byte
+    /// each, 0 or 1).
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// Whether the tensor has no elements (a 0 in its shape).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn from_data(name: &str, data: TensorData) -> Result<Self, Error> {
+        let read = |e: burn::tensor::DataError| Error::Read { name: name.to_string(), message: e.to_string() };
+        let shape = data.shape().as_slice().to_vec();
+        fn le<E: Copy, const N: usize>(values: &[E], bytes: impl Fn(E) -> [u8; N]) -> Vec<u8> {
+            values.iter().flat_map(|&v| bytes(v)).collect()
+        }
+        let (dtype, bytes) = match data.dtype() {
+            DType::F64 => (Dtype::F64, le(data.as_slice::<f64>().map_err(read)?, f64::to_le_bytes)),
+            DType::F32 => (Dtype::F32, le(data.as_slice::<f32>().map_err(read)?, f32::to_le_bytes)),
+            DType::Flex32 => {
+                let data = data.try_cast(DType::F32).map_err(read)?;
+                (Dtype::F32, le(data.as_slice::<f32>().map_err(read)?, f32::to_le_bytes))
+            }
+            DType::F16 => (Dtype::F16, le(data.as_slice::<f16>().map_err(read)?, |v| v.to_bits().to_le_bytes())),
+            DType::BF16 => (Dtype::BF16, le(data.as_slice::<bf16>().map_err(read)?, |v| v.to_bits().to_le_bytes())),
+            DType::I64 => (Dtype::I64, le(data.as_slice::<i64>().map_err(read)?, i64::to_le_bytes)),
+            DType::I32 => (Dtype::I32, le(data.as_slice::<i32>().map_err(read)?, i32::to_le_bytes)),
+            DType::I16 => (Dtype::I16, le(data.as_slice::<i16>().map_err(read)?, i16::to_le_bytes)),
+            DType::I8 => (Dtype::I8, le(data.as_slice::<i8>().map_err(read)?, i8::to_le_bytes)),
+            DType::U64 => (Dtype::U64, le(data.as_slice::<u64>().map_err(read)?, u64::to_le_bytes)),
+            DType::U32 => (Dtype::U32, le(data.as_slice::<u32>().map_err(read)?, u32::to_le_bytes)),
+            DType::U16 => (Dtype::U16, le(data.as_slice::<u16>().map_err(read)?, u16::to_le_bytes)),
+            DType::U8 => (Dtype::U8, data.as_slice::<u8>().map_err(read)?.to_vec()),
+            DType::Bool(BoolStore::Native) => {
+                (Dtype::BOOL, le(data.as_slice::<bool>().map_err(read)?, |v| [u8::from(v)]))
+            }
+            DType::Bool(BoolStore::U8) => (Dtype::BOOL, le(data.as_slice::<u8>().map_err(read)?, |v| [u8::from(v != 0)])),
+            DType::Bool(BoolStore::U32) => (Dtype::BOOL, le(data.as_slice::<u32>().map_err(read)?, |v| [u8::from(v != 0)])),
+            other => return Err(Error::UnsupportedDtype { name: name.to_string(), dtype: format!("{other:?}") }),
+        };
+        Ok(DumpTensor { dtype, shape, bytes })
+    }
+
+    /// The JSON form's entry: floats with values and bits, integers and bools with values.
+    fn json(&self) -> Value {
+        let chunks = |n: usize| self.bytes.chunks_exact(n);
+        let (values, bits): (Vec<Value>, Option<Vec<String>>) = match self.dtype {
+            Dtype::F64 => {
+                let raw: Vec<u64> = chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+                let values = raw.iter().map(|&b| float_value(f64::from_bits(b), Value::from)).collect();
+                (values, Some(raw.iter().map(|b| format!("{b:016x}")).collect()))
+            }
+            Dtype::F32 => {
+                let raw: Vec<u32> = chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+                let values = raw.iter().map(|&b| float_value(f32::from_bits(b) as f64, |_| f32_value(f32::from_bits(b)))).collect();
+                (values, Some(raw.iter().map(|b| format!("{b:08x}")).collect()))
+            }
+            Dtype::F16 | Dtype::BF16 => {
+                let half = if self.dtype == Dtype::F16 { Half::F16 } else { Half::BF16 };
+                let raw: Vec<u16> = chunks(2).map(|c| u16::from_le_bytes(c.try_into().unwrap())).collect();
+                let values = raw.iter().map(|&b| float_value(half.value(b), |_| Value::from(half.shortest(b)))).collect();
+                (values, Some(raw.iter().map(|b| format!("{b:04x}")).collect()))
+            }
+            Dtype::I64 => (chunks(8).map(|c| Value::from(i64::from_le_bytes(c.try_into().unwrap()))).collect(), None),
+            Dtype::I32 => (chunks(4).map(|c| Value::from(i32::from_le_bytes(c.try_into().unwrap()))).collect(), None),
+            Dtype::I16 => (chunks(2).map(|c| Value::from(i16::from_le_bytes(c.try_into().unwrap()))).collect(), None),
+            Dtype::I8 => (self.bytes.iter().map(|&b| Value::from(b as i8)).collect(), None),
+            Dtype::U64 => (chunks(8).map(|c| Value::from(u64::from_le_bytes(c.try_into().unwrap()))).collect(), None),
+            Dtype::U32 => (chunks(4).map(|c| Value::from(u32::from_le_bytes(c.try_into().unwrap()))).collect(), None),
+            Dtype::U16 => (chunks(2).map(|c| Value::from(u16::from_le_bytes(c.try_into().unwrap()))).collect(), None),
+            Dtype::U8 => (self.bytes.iter().map(|&b| Value::from(b)).collect(), None),
+            _ => (self.bytes.iter().map(|&b| Value::from(b != 0)).collect(), None),
+        };
+        let mut entry = json!({ "dtype": self.dtype(), "shape": self.shape, "values": values });
+        if let Some(bits) = bits {
+            entry["bits"] = json!(bits);
+        }
+        entry
+    }
+}
+
+/// A float's JSON value: `"NaN"`, `"Infinity"`, `"-Infinity"`, else `finite(value)`.
+fn float_value(value: f64, finite: impl Fn(f64) -> Value) -> Value {
     if value.is_nan() {
         json!("NaN")
     } else if value.is_infinite() {
         json!(if value > 0.0 { "Infinity" } else { "-Infinity" })
     } else {
-        serde_json::from_str(&format!("{value:?}")).expect("f32 debug form is a JSON number")
+        finite(value)
     }
 }
 
-/// Writes `bytes` to a temporary file beside `path` and renames it, so readers never see half a file.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let mut file = fs::File::create(&tmp)?;
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    fs::rename(&tmp, path)
+/// The shortest decimal that reads back as the same f32, as numpy's `str` prints it (ties
+/// between two shortest decimals go to the correctly rounded one, where Rust's `{:?}` may pick
+/// the other).
+fn f32_value(value: f32) -> Value {
+    if value == 0.0 {
+        return Value::from(f64::from(value));
+    }
+    let shortest = format!("{value:e}"); // Rust's shortest round-trip digits
+    let digits = shortest.split('e').next().unwrap_or("").chars().filter(char::is_ascii_digit).count();
+    // The correctly rounded decimal of as many digits wins when it reads back (a tie of two).
+    let nearest: f64 = format!("{:.*e}", digits.max(1) - 1, f64::from(value)).parse().expect("a formatted float parses");
+    let value64 = if nearest as f32 == value { nearest } else { shortest.parse().expect("a formatted float parses") };
+    Value::from(value64)
+}
+
+/// The float64 nearest the shortest decimal for which `reads_back` holds: the correctly rounded
+/// decimal of `x` with the fewest digits, and with `neighbours` also the decimals one unit in the
+/// last digit beside it, the closest to `x` winning (Dragon4's choice, numpy's `str`). `x` is
+/// finite and nonzero.
+fn shortest_decimal(x: f64, neighbours: bool, reads_back: impl Fn(f64) -> bool) -> f64 {
+    for digits in 1..=17usize {
+        let text = format!("{:.*e}", digits - 1, x);
+        let nearest: f64 = text.parse().expect("a formatted float parses");
+        let mut best = reads_back(nearest).then_some(nearest);
+        if neighbours {
+            let (mantissa, exponent) = text.split_once('e').expect("exponent form");
+            let sign = if mantissa.starts_with('-') { "-" } else { "" };
+            let units: u64 = mantissa.chars().filter(char::is_ascii_digit).collect::<String>().parse().expect("digits");
+            let exponent: i64 = exponent.parse::<i64>().expect("exponent") - (digits as i64 - 1);
+            for other in [units - 1, units + 1] {
+                let candidate: f64 = format!("{sign}{other}e{exponent}").parse().expect("a decimal parses");
+                let closer = best.is_none_or(|b| (candidate - x).abs() < (b - x).abs());
+                if other > 0 && closer && reads_back(candidate) {
+                    best = Some(candidate);
+                }
+            }
+        }
+        if let Some(best) = best {
+            return best;
+        }
+    }
+    x
+}
+
+/// The two 16-bit float formats, which have no shortest-decimal printer of their own.
+#[derive(Clone, Copy, PartialEq)]
+enum Half {
+    F16,
+    BF16,
+}
+
+impl Half {
+    /// The exact value of the bit pattern.
+    fn value(self, bits: u16) -> f64 {
+        match self {
+            Half::F16 => f16::from_bits(bits).to_f64(),
+            Half::BF16 => f32::from_bits(u32::from(bits) << 16) as f64,
+        }
+    }
+
+    /// Whether `candidate` (a float64) rounds to `bits` in this format, to nearest with ties to
+    /// even, as `pita.dump` rounds a JSON value (`pita.dtypes.from_float64`).
+    fn rounds_to(self, candidate: f64, bits: u16) -> bool {
+        let magnitude = bits & 0x7fff;
+        let x = self.value(magnitude);
+        if magnitude == 0 || candidate == 0.0 || (candidate < 0.0) != (bits & 0x8000 != 0) {
+            return candidate == 0.0 && magnitude == 0;
+        }
+        let below = self.value(magnitude - 1);
+        let above = self.value(magnitude + 1);
+        let above = if above.is_finite() { above } else { x + (x - below) }; // past the largest finite value
+        let (low, high, c) = ((x + below) / 2.0, (x + above) / 2.0, candidate.abs());
+        let even = magnitude.is_multiple_of(2);
+        (low < c && c < high) || (even && (c == low || c == high))
+    }
+
+    /// The shortest decimal that reads back as `bits` (finite). BF16 takes the correctly rounded
+    /// decimal of the fewest digits that round-trips, as `pita.dump` writes it (`_bf16_readable`);
+    /// F16 also tries the decimals beside it, as numpy's `str` prints a float16.
+    fn shortest(self, bits: u16) -> f64 {
+        let x = self.value(bits);
+        if x == 0.0 {
+            return x;
+        }
+        shortest_decimal(x, self == Half::F16, |candidate| self.rounds_to(candidate, bits))
+    }
+}
+
+/// Writes `bytes` to a hidden temporary file beside `path` (which pita's folder reader skips),
+/// flushed to disk, and renames it over `path`, so readers never see half a file. On failure the
+/// temporary file is removed and `path` keeps what it held.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.tmp{}", std::process::id()));
+    let written = fs::File::create(&tmp)
+        .and_then(|mut file| file.write_all(bytes).and_then(|()| file.sync_all()))
+        .and_then(|()| fs::rename(&tmp, path));
+    written.map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        Error::io(path, e)
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use burn::tensor::{Bool, Int};
+
+    fn device() -> Device {
+        Device::flex()
+    }
 
     fn sample() -> Dump {
-        let mut dump = Dump::new("p00", "check", "ab", "test").with_metadata("batch_size", 4);
-        let values = vec![0.1, -0.0, f32::NAN, f32::INFINITY, f32::MIN_POSITIVE / 2.0, 1e-45];
-        dump.insert("w.grad", DumpTensor { shape: vec![2, 3], values });
+        let mut dump = Dump::builder().experiment("p00").variant("check").input_sha256("ab").metadata("batch_size", 4).build().unwrap();
+        let values = vec![0.1f32, -0.0, f32::NAN, f32::INFINITY, f32::MIN_POSITIVE / 2.0, 1e-45];
+        dump.data("w.grad", TensorData::new(values, [2, 3])).unwrap();
         dump
+    }
+
+    fn json_of(dump: &Dump) -> Value {
+        serde_json::from_slice(&dump.json_bytes().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn records_provenance() {
+        let dump = sample();
+        let meta = dump.metadata();
+        assert_eq!(meta["format"], FORMAT);
+        assert_eq!(meta["framework"], "burn");
+        assert_eq!(meta["experiment"], "p00");
+        assert_eq!(meta["variant"], "check");
+        assert_eq!(meta["input_sha256"], "ab");
+        assert_eq!(meta["batch_size"], "4");
+        assert_eq!(meta["pita_version"], PITA_VERSION);
+        assert_eq!(meta["burn_requirement"], BURN_REQUIREMENT);
+        assert_eq!(meta["framework_version"], LOCKED_BURN_VERSION);
+        assert!(!meta.contains_key("backend"), "host data names no backend");
+        assert_eq!(dump.written_metadata()["backend"], "unknown");
+        let stated = Dump::builder().variant("v").framework_version("0.22.7").backend("mine").build().unwrap();
+        assert_eq!((stated.metadata()["framework_version"].as_str(), stated.metadata()["backend"].as_str()), ("0.22.7", "mine"));
+    }
+
+    #[test]
+    fn the_requirement_is_the_manifests() {
+        // As written (`burn = { version = "0.22.1", … }`) or as `cargo package` rewrites it.
+        let manifest = include_str!("../Cargo.toml");
+        let version = BURN_REQUIREMENT.trim_start_matches('^');
+        let written = format!("burn = {{ version = \"{version}\"");
+        let packaged = format!("[dependencies.burn]\nversion = \"{version}\"");
+        assert!(manifest.contains(&written) || manifest.contains(&packaged), "Cargo.toml's burn requirement is not {BURN_REQUIREMENT}");
+    }
+
+    #[test]
+    fn the_workspace_lock_is_found() {
+        // Built inside the pita workspace, the build script finds its Cargo.lock.
+        assert!(LOCKED_BURN_VERSION.starts_with("0.22."), "{LOCKED_BURN_VERSION}");
+    }
+
+    #[test]
+    fn builder_refuses_what_cannot_be_written() {
+        assert!(matches!(Dump::builder().build(), Err(Error::MissingVariant)));
+        assert!(matches!(Dump::builder().variant("a/b").build(), Err(Error::InvalidVariant { .. })));
+        assert!(matches!(Dump::builder().variant("").build(), Err(Error::InvalidVariant { .. })));
+        assert!(matches!(Dump::builder().variant("a\nb").build(), Err(Error::InvalidVariant { .. })));
+        let reserved = Dump::builder().variant("v").metadata("framework_version", "1").build();
+        assert!(matches!(reserved, Err(Error::ReservedKey { ref key, .. }) if key == "framework_version"));
+        let mut dump = sample();
+        assert!(dump.set_metadata("format", "x").is_err());
+        dump.set_metadata("lr", 0.5).unwrap();
+        assert_eq!(dump.metadata()["lr"], "0.5");
+    }
+
+    #[test]
+    fn refuses_duplicate_and_unprintable_names() {
+        let mut dump = sample();
+        let one = || TensorData::new(vec![1.0f32], [1]);
+        assert!(matches!(dump.data("w.grad", one()), Err(Error::DuplicateTensor { .. })));
+        assert!(matches!(dump.data("a\nOK", one()), Err(Error::InvalidName { .. })));
+        assert!(matches!(dump.data("__metadata__", one()), Err(Error::InvalidName { .. })));
+        assert_eq!(dump.len(), 1);
+    }
+
+    #[test]
+    fn backend_is_named_after_the_first_tensor_or_the_builder() {
+        let mut dump = Dump::builder().variant("v").build().unwrap();
+        dump.tensor("x", Tensor::<1>::from_floats([1.0], &device().autodiff())).unwrap();
+        dump.tensor("y", Tensor::<1>::from_floats([1.0], &device())).unwrap();
+        assert_eq!(dump.metadata()["backend"], "Autodiff<Flex>");
+        let mut dump = Dump::builder().variant("v").device(&device()).build().unwrap();
+        dump.tensor("x", Tensor::<1>::from_floats([1.0], &device().autodiff())).unwrap();
+        assert_eq!(dump.metadata()["backend"], "Flex");
+    }
+
+    #[test]
+    #[allow(deprecated)]
+    fn backend_names_are_readable() {
+        assert_eq!(backend_name(&Device::flex()), "Flex");
+        assert_eq!(backend_name(&Device::ndarray()), "NdArray");
+        assert_eq!(backend_name(&Device::ndarray().autodiff()), "Autodiff<NdArray>");
+        assert_eq!(backend_name(&Device::flex().autodiff().gradient_checkpointing()), "Autodiff<Flex, checkpointing Balanced>");
+        assert_eq!(short_backend("Cube(Cuda(CudaDevice { index: 0 }))"), "Cuda(CudaDevice { index: 0 })");
     }
 
     #[test]
     fn safetensors_holds_metadata_and_exact_bits() {
         let dump = sample();
-        let bytes = dump.to_safetensors();
+        let bytes = dump.safetensors_bytes().unwrap();
         let (_, meta) = safetensors::SafeTensors::read_metadata(&bytes).unwrap();
         let info = meta.metadata().as_ref().unwrap();
         assert_eq!(info["batch_size"], "4");
         assert_eq!(info["format"], FORMAT);
+        assert_eq!(info["backend"], "unknown");
         let tensors = safetensors::SafeTensors::deserialize(&bytes).unwrap();
         let view = tensors.tensor("w.grad").unwrap();
-        assert_eq!(view.shape(), &[2, 3]);
-        let read: Vec<u32> = view.data().chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
-        let want: Vec<u32> = dump.tensors["w.grad"].values.iter().map(|v| v.to_bits()).collect();
-        assert_eq!(read, want);
+        assert_eq!((view.dtype(), view.shape()), (Dtype::F32, &[2usize, 3][..]));
+        assert_eq!(view.data(), dump.get("w.grad").unwrap().bytes());
     }
 
     #[test]
     fn json_values_read_back_to_the_same_bits() {
-        let json = sample().to_json();
+        let json = json_of(&sample());
         let tensor = &json["tensors"]["w.grad"];
+        assert_eq!(tensor["dtype"], "F32");
         assert_eq!(tensor["values"][2], "NaN");
         assert_eq!(tensor["values"][3], "Infinity");
         assert_eq!(tensor["bits"][1], "80000000");
+        assert_eq!(tensor["values"][1].as_f64().unwrap().to_bits(), (-0.0f64).to_bits());
         for (value, bits) in [(0, 0.1f32), (4, f32::MIN_POSITIVE / 2.0), (5, 1e-45)] {
             let read = tensor["values"][value].as_f64().unwrap() as f32;
             assert_eq!(read.to_bits(), bits.to_bits());
         }
+        assert_eq!(json["metadata"]["variant"], "check");
+    }
+
+    /// Every dtype keeps its name, its bytes and, in JSON, values that read back exactly.
+    #[test]
+    fn every_dtype_keeps_its_dtype() {
+        let mut dump = Dump::builder().variant("dtypes").build().unwrap();
+        let f64s = vec![0.1f64, -2.5, f64::NAN, f64::NEG_INFINITY, 1e-310, f64::MAX];
+        let f16s: Vec<f16> = [0.1f32, -65504.0, 6e-8, 1.0, 0.0, 1.0 / 3.0].map(f16::from_f32).to_vec();
+        let bf16s: Vec<bf16> = [0.1f32, -3.0e38, 1e-40, 1.0, 0.0, 1.0 / 3.0].map(bf16::from_f32).to_vec();
+        dump.data("f64", TensorData::new(f64s.clone(), [6])).unwrap()
+            .data("f16", TensorData::new(f16s.clone(), [2, 3])).unwrap()
+            .data("bf16", TensorData::new(bf16s.clone(), [3, 2])).unwrap()
+            .data("i64", TensorData::new(vec![i64::MIN, -1, 0, i64::MAX], [4])).unwrap()
+            .data("i32", TensorData::new(vec![i32::MIN, 7], [2])).unwrap()
+            .data("i16", TensorData::new(vec![-3i16], [1])).unwrap()
+            .data("i8", TensorData::new(vec![-128i8, 127], [2])).unwrap()
+            .data("u64", TensorData::new(vec![u64::MAX], [1])).unwrap()
+            .data("u32", TensorData::new(vec![u32::MAX], [1])).unwrap()
+            .data("u16", TensorData::new(vec![65535u16], [1])).unwrap()
+            .data("u8", TensorData::new(vec![0u8, 255], [2])).unwrap()
+            .data("bool", TensorData::new(vec![true, false, true], [3])).unwrap()
+            .data("empty", TensorData::new(Vec::<f32>::new(), [0, 3])).unwrap()
+            .data("scalar", TensorData::new(vec![2.0f32], [0usize; 0])).unwrap();
+        let names: Vec<&str> = dump.names().map(|n| dump.get(n).unwrap().dtype()).collect();
+        assert_eq!(names, ["BF16", "BOOL", "F32", "F16", "F64", "I16", "I32", "I64", "I8", "F32", "U16", "U32", "U64", "U8"]);
+
+        let bytes = dump.safetensors_bytes().unwrap();
+        let read = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+        assert_eq!(read.tensor("bool").unwrap().data(), &[1, 0, 1]);
+        assert_eq!(read.tensor("bf16").unwrap().dtype(), Dtype::BF16);
+        assert_eq!(read.tensor("i64").unwrap().data()[..8], i64::MIN.to_le_bytes());
+        assert_eq!(read.tensor("empty").unwrap().shape(), &[0, 3]);
+        assert_eq!(read.tensor("scalar").unwrap().shape(), &[] as &[usize]);
+
+        let json = json_of(&dump);
+        let t = &json["tensors"];
+        // Floats: values round to the bits; bits are the raw pattern, 16/4 hex digits.
+        for (i, v) in f64s.iter().enumerate() {
+            assert_eq!(t["f64"]["bits"][i], format!("{:016x}", v.to_bits()));
+            if let Some(read) = t["f64"]["values"][i].as_f64() {
+                assert_eq!(read.to_bits(), v.to_bits());
+            }
+        }
+        assert_eq!(t["f64"]["values"][3], "-Infinity");
+        for (i, v) in f16s.iter().enumerate() {
+            assert_eq!(t["f16"]["bits"][i], format!("{:04x}", v.to_bits()));
+            assert!(Half::F16.rounds_to(t["f16"]["values"][i].as_f64().unwrap(), v.to_bits()));
+        }
+        for (i, v) in bf16s.iter().enumerate() {
+            assert_eq!(t["bf16"]["bits"][i], format!("{:04x}", v.to_bits()));
+            assert!(Half::BF16.rounds_to(t["bf16"]["values"][i].as_f64().unwrap(), v.to_bits()));
+        }
+        // numpy's str(np.float16(...)) and pita.dump's bfloat16 writer give these:
+        assert_eq!(t["f16"]["values"], json!([0.1, -65500.0, 6e-8, 1.0, 0.0, 0.3333]));
+        assert_eq!(t["bf16"]["values"], json!([0.1, -3.0e38, 9e-41, 1.0, 0.0, 0.334]));
+        // Integers and bools: values only, exact.
+        assert_eq!(t["i64"]["values"], json!([i64::MIN, -1, 0, i64::MAX]));
+        assert_eq!(t["u64"]["values"], json!([u64::MAX]));
+        assert_eq!(t["i8"]["values"], json!([-128, 127]));
+        assert_eq!(t["bool"]["values"], json!([true, false, true]));
+        assert!(t["i64"].get("bits").is_none() && t["bool"].get("bits").is_none());
+        assert_eq!(t["empty"]["values"], json!([]));
+        assert_eq!(t["scalar"]["shape"], json!([]));
+    }
+
+    #[test]
+    fn tensors_of_every_kind_keep_their_dtype() {
+        let mut dump = Dump::builder().variant("kinds").build().unwrap();
+        let floats = Tensor::<1>::from_floats([1.5, -2.0], &device());
+        dump.tensor("f32", floats.clone()).unwrap()
+            .tensor("f64", floats.clone().cast(burn::tensor::FloatDType::F64)).unwrap()
+            .tensor("bf16", floats.clone().cast(burn::tensor::FloatDType::BF16)).unwrap()
+            .tensor("i64", Tensor::<1, Int>::from_ints([3, -4], &device()).cast(burn::tensor::IntDType::I64)).unwrap()
+            .tensor("bool", Tensor::<1, Bool>::from_bool(TensorData::from([true, false]), &device())).unwrap();
+        let dtypes: Vec<&str> = ["f32", "f64", "bf16", "i64", "bool"].iter().map(|n| dump.get(n).unwrap().dtype()).collect();
+        assert_eq!(dtypes, ["F32", "F64", "BF16", "I64", "BOOL"]);
+        assert_eq!(dump.get("f64").unwrap().bytes()[..8], 1.5f64.to_le_bytes());
+        assert_eq!(dump.get("bool").unwrap().bytes(), &[1, 0]);
+    }
+
+    #[test]
+    #[allow(clippy::excessive_precision)] // exact f32 values, written in full
+    fn f32_values_are_numpys_shortest_digits() {
+        // Two shortest decimals tie for -30619.0625: numpy (and so pita.dump) prints the
+        // correctly rounded one, Rust's `{:?}` the other (-30619.063).
+        let values = [-30619.0625f32, 1897261.25, 0.1, 1e-45, f32::MAX, 16777216.0, 1.0000001];
+        let json: Vec<Value> = values.iter().map(|&v| f32_value(v)).collect();
+        assert_eq!(json, [json!(-30619.062), json!(1897261.2), json!(0.1), json!(1e-45), json!(3.4028235e38), json!(16777216.0), json!(1.0000001)]);
+    }
+
+    #[test]
+    fn f16_shortest_reads_back() {
+        // Every finite pattern (every 7th here) reads back from its decimal, either sign. The
+        // digits were checked against pita.dump's writer on all 65,536 F16 and BF16 patterns.
+        for bits in (0u16..0x7c00).step_by(7) {
+            let value = Half::F16.shortest(bits);
+            assert!(Half::F16.rounds_to(value, bits), "{bits:04x}: {value}");
+            assert!(Half::F16.rounds_to(-value, bits | 0x8000) || value == 0.0);
+        }
+        assert_eq!(Half::F16.shortest(0x3c00), 1.0);
+        assert_eq!(Half::F16.shortest(0x0001), 6e-8); // the smallest subnormal, 5.96e-8
+        assert_eq!(Half::BF16.shortest(0x3dcd), 0.1); // 0.10009765625
     }
 
     #[test]
@@ -184,6 +866,17 @@ mod tests {
         let mut names: Vec<_> = fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
         names.sort();
         assert_eq!(names, ["burn-check.json", "burn-check.safetensors"]);
+        let text = fs::read_to_string(dir.join("burn-check.json")).unwrap();
+        assert!(text.ends_with("}\n"));
         fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn write_reports_an_unwritable_folder() {
+        let file = std::env::temp_dir().join(format!("pita-dump-file-{}", std::process::id()));
+        fs::write(&file, b"not a folder").unwrap();
+        let error = sample().write(&file.join("sub")).unwrap_err();
+        fs::remove_file(&file).unwrap();
+        assert!(matches!(error, Error::Io { .. }), "{error}");
     }
 }

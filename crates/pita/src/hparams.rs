@@ -8,8 +8,7 @@
 use burn::config::Config;
 use serde_json::Value;
 
-/// The start of the message [`assert_torch_hparams`] panics with; the book quotes it from a live run.
-pub const NOT_TORCH: &str = "optimizer hyper-parameter differs from PyTorch";
+use crate::Error;
 
 /// The config's field at the dotted `path`, as a number (`false`/`true` read as 0/1); `None` if
 /// absent or not a number.
@@ -36,18 +35,32 @@ pub fn config_line<C: Config>(config: &C) -> String {
 // `XConfig::new()` inherits them silently. The guard compares each named field with the value the
 // PyTorch code uses, at f32 precision (burn stores most of these as f32).
 // book:begin assert_torch_hparams
-/// Panics unless every `(field, value)` of `torch` equals the config's field (compared as f32).
-#[track_caller]
-pub fn assert_torch_hparams<C: Config>(config: &C, torch: &[(&str, f64)]) {
+/// Returns an error unless every `(field, value)` of `torch` equals the config's field
+/// (compared as f32), naming the first that differs.
+///
+/// Cost: serialises the config to JSON once per field; no tensor is read. Run it once, where
+/// the optimizer is configured.
+pub fn check_torch_hparams<C: Config>(config: &C, torch: &[(&str, f64)]) -> Result<(), Error> {
     let name = std::any::type_name::<C>().rsplit("::").next().unwrap_or("config");
     for &(path, want) in torch {
         let found = hparam(config, path);
-        let same = found.is_some_and(|found| found as f32 == want as f32);
-        assert!(same, "{NOT_TORCH}: {name}.{path} is {}, PyTorch uses {}",
-            found.map_or("missing".to_string(), show), show(want));
+        if !found.is_some_and(|found| found as f32 == want as f32) {
+            let found = found.map_or("missing".to_string(), show);
+            let message = format!("optimizer hyper-parameter differs from PyTorch: {name}.{path} is {found}, PyTorch uses {}", show(want));
+            return Err(Error::check("hparams::check_torch_hparams", message));
+        }
+    }
+    Ok(())
+}
+
+/// Panics with [`check_torch_hparams`]'s message unless every field equals PyTorch's value.
+/// Same cost.
+#[track_caller]
+pub fn assert_torch_hparams<C: Config>(config: &C, torch: &[(&str, f64)]) {
+    if let Err(error) = check_torch_hparams(config, torch) {
+        panic!("{error}");
     }
 }
-// book:end
 
 /// A value as f32, in the shorter of plain (`0.9`, `0`) and exponent (`1e-5`) form.
 fn show(value: f64) -> String {
@@ -55,6 +68,7 @@ fn show(value: f64) -> String {
     let (plain, exponent) = (format!("{value}"), format!("{value:e}"));
     if plain.len() <= exponent.len() { plain } else { exponent }
 }
+// book:end
 
 #[cfg(test)]
 mod tests {
@@ -86,6 +100,13 @@ mod tests {
     #[should_panic(expected = "optimizer hyper-parameter differs from PyTorch: AdamConfig.epsilon is 1e-5")]
     fn rejects_a_default_that_differs() {
         assert_torch_hparams(&AdamConfig::new(), &[("epsilon", 1e-8)]);
+    }
+
+    #[test]
+    fn the_result_form_names_the_field() {
+        assert!(check_torch_hparams(&AdamConfig::new().with_epsilon(1e-8), &[("epsilon", 1e-8)]).is_ok());
+        let error = check_torch_hparams(&AdamConfig::new(), &[("beta_1", 0.9), ("epsilon", 1e-8)]).unwrap_err();
+        assert_eq!(error.to_string(), "optimizer hyper-parameter differs from PyTorch: AdamConfig.epsilon is 1e-5, PyTorch uses 1e-8");
     }
 
     #[test]

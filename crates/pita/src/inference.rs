@@ -1,22 +1,37 @@
 //! Guards for evaluation passes. burn has no `eval()` switch: Dropout and BatchNorm take their
 //! training path when the input tensor is on an autodiff device and the layer's training flag
 //! is enabled. `Module::valid()` disables the flags (and moves the parameters off autodiff).
+//! [`assert_inference`] checks a pass at run time; [`Inference`] makes handing the training
+//! model to an evaluation function a compile error.
 
 use burn::module::{Flag, Module, ModuleVisitor, Param};
 use burn::tensor::Tensor;
 
-/// The start of the message [`assert_inference`] panics with; the book quotes it from a live run.
-pub const TRAINING_MODE: &str = "evaluation would run in training mode";
+use crate::Error;
 
 // book:begin assert_inference
-/// Panics when `model.forward(input)` would take the training path: the input is on an
-/// autodiff device and some layer's training flag is still enabled.
-#[track_caller]
-pub fn assert_inference<M: Module, const D: usize>(model: &M, input: &Tensor<D>) {
+/// Returns an error when `model.forward(input)` would take the training path: the input is on
+/// an autodiff device and some layer's training flag is still enabled.
+///
+/// Cost: walks the model's flags; reads no tensor data (free).
+pub fn check_inference<M: Module, const D: usize>(model: &M, input: &Tensor<D>) -> Result<(), Error> {
     if input.device().is_autodiff() {
         if let Some(flag) = enabled_training_flag(model) {
-            panic!("{TRAINING_MODE}: `{flag}` is enabled and the input is on an autodiff device; call valid() first");
+            let message = format!(
+                "evaluation would run in training mode: `{flag}` is enabled and the input is on an autodiff device; call valid() first"
+            );
+            return Err(Error::check("inference::check_inference", message));
         }
+    }
+    Ok(())
+}
+
+/// Panics with [`check_inference`]'s message when the evaluation would run in training mode.
+/// Same cost.
+#[track_caller]
+pub fn assert_inference<M: Module, const D: usize>(model: &M, input: &Tensor<D>) {
+    if let Err(error) = check_inference(model, input) {
+        panic!("{error}");
     }
 }
 // book:end
@@ -56,10 +71,12 @@ impl ModuleVisitor for FlagFinder {
 pub struct Inference<M>(M);
 
 impl<M: Module> Inference<M> {
+    /// The model in evaluation mode: `model.valid()`, training flags off, off autodiff.
     pub fn new(model: &M) -> Self {
         Inference(model.valid())
     }
 
+    /// The evaluation model, to call `forward` on.
     pub fn model(&self) -> &M {
         &self.0
     }
@@ -99,6 +116,14 @@ mod tests {
         let model = net(&device);
         assert_inference(&model.valid(), &ones(&device));
         assert_inference(&model, &ones(&device.clone().inner()));
+    }
+
+    #[test]
+    fn the_result_form_names_the_flag() {
+        let device = Device::flex().autodiff();
+        let error = check_inference(&net(&device), &ones(&device)).unwrap_err();
+        assert!(error.to_string().starts_with("evaluation would run in training mode: `norm.training` is enabled"));
+        assert!(check_inference(&net(&device).valid(), &ones(&device)).is_ok());
     }
 
     #[test]

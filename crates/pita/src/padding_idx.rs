@@ -1,12 +1,13 @@
 //! PyTorch's `nn.Embedding(padding_idx=...)` for burn's `Embedding`, which has no such option:
-//! the padding row is looked up as usual but receives no gradient.
+//! the padding row is looked up as usual but receives no gradient. A fix, not a guard.
 
 use burn::nn::Embedding;
 use burn::tensor::{Int, Tensor};
 
 // book:begin embedding_with_padding_idx
 /// `embedding.forward(ids)`, except that positions holding `padding_idx` pass no gradient to
-/// the weight: their lookups are detached, as PyTorch does for `padding_idx`.
+/// the weight: their lookups are detached, as PyTorch does for `padding_idx`. Cost: the lookup
+/// plus one comparison and one `mask_where` on the device.
 pub fn embedding_with_padding_idx(embedding: &Embedding, ids: Tensor<2, Int>, padding_idx: i64) -> Tensor<3> {
     let [batch, seq] = ids.dims();
     let d_model = embedding.weight.dims()[1];

@@ -1,11 +1,13 @@
-//! PyTorch's `padding="same"` for dilated 1-D convolutions, and a guard against burn's `Same`,
-//! which sizes the padding from the kernel size alone.
+//! PyTorch's `padding="same"` for dilated 1-D convolutions ([`torch_same_1d`], a fix), and a
+//! guard against burn's `Same`, which sizes the padding from the kernel size alone.
+//!
+//! The guard's panicking form keeps the name the handbook gives it, [`check_same_padding`];
+//! its `Result` form is [`validate_same_padding`].
 
-use burn::nn::PaddingConfig1d;
 use burn::nn::conv::Conv1dConfig;
+use burn::nn::PaddingConfig1d;
 
-/// The words [`check_same_padding`] panics with; the book quotes the message from a live run.
-pub const SAME_IGNORES_DILATION: &str = "PaddingConfig1d::Same ignores dilation";
+use crate::Error;
 
 // book:begin torch_same_1d
 /// PyTorch's `padding="same"` (stride 1): `dilation·(kernel_size − 1)` in total, split evenly,
@@ -17,12 +19,24 @@ pub fn torch_same_1d(kernel_size: usize, dilation: usize) -> PaddingConfig1d {
 // book:end
 
 // book:begin check_same_padding
-/// Rejects a config whose `Same` padding would not keep the length (dilation above 1).
-#[track_caller]
-pub fn check_same_padding(config: &Conv1dConfig) {
+/// Returns an error for a config whose `Same` padding would not keep the length (dilation
+/// above 1), naming the padding PyTorch's `padding="same"` uses.
+///
+/// Cost: reads the config only (free); run it where the layer is configured.
+pub fn validate_same_padding(config: &Conv1dConfig) -> Result<(), Error> {
     if config.padding == PaddingConfig1d::Same && config.dilation > 1 {
         let want = torch_same_1d(config.kernel_size, config.dilation);
-        panic!("{SAME_IGNORES_DILATION} (dilation {}); use {want:?}", config.dilation);
+        let message = format!("PaddingConfig1d::Same ignores dilation (dilation {}); use {want:?}", config.dilation);
+        return Err(Error::check("same_padding::validate_same_padding", message));
+    }
+    Ok(())
+}
+
+/// Panics with [`validate_same_padding`]'s message for `Same` padding with dilation. Same cost.
+#[track_caller]
+pub fn check_same_padding(config: &Conv1dConfig) {
+    if let Err(error) = validate_same_padding(config) {
+        panic!("{error}");
     }
 }
 // book:end
@@ -48,5 +62,12 @@ mod tests {
     #[should_panic(expected = "PaddingConfig1d::Same ignores dilation (dilation 2); use Explicit(2, 2)")]
     fn rejects_same_with_dilation() {
         check_same_padding(&Conv1dConfig::new(1, 1, 3).with_dilation(2).with_padding(PaddingConfig1d::Same));
+    }
+
+    #[test]
+    fn the_result_form_names_the_fix() {
+        let config = Conv1dConfig::new(1, 1, 3).with_dilation(2).with_padding(PaddingConfig1d::Same);
+        let error = validate_same_padding(&config).unwrap_err();
+        assert_eq!(error.to_string(), "PaddingConfig1d::Same ignores dilation (dilation 2); use Explicit(2, 2)");
     }
 }

@@ -5,29 +5,42 @@
 
 use std::path::Path;
 
-/// The message [`assert_written_by_burn`] panics with; the book quotes it from a live run.
-pub const NOT_FROM_BURN: &str = "was not written by burn (no producer=burn in its metadata)";
+use crate::Error;
 
 /// The `producer` entry of a safetensors file's metadata, if any.
-pub fn producer(path: &Path) -> std::io::Result<Option<String>> {
-    let bytes = std::fs::read(path)?;
+///
+/// Cost: reads the file (once per model load).
+pub fn producer(path: &Path) -> Result<Option<String>, Error> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     let (_, header) = safetensors::SafeTensors::read_metadata(&bytes)
-        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?;
+        .map_err(|e| Error::io(path, std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string())))?;
     Ok(header.metadata().as_ref().and_then(|m| m.get("producer").cloned()))
 }
 
 // book:begin assert_written_by_burn
-/// Panics unless the safetensors file at `path` was written by burn, so a plain
-/// `SafetensorsStore::from_file(path)` (no adapter) reads it in burn's own layouts.
-#[track_caller]
-pub fn assert_written_by_burn(path: &Path) {
-    let producer = producer(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    assert!(
-        producer.as_deref() == Some("burn"),
-        "{} {NOT_FROM_BURN}: if it is a PyTorch state_dict, load it with \
+/// Returns an error unless the safetensors file at `path` was written by burn, so a plain
+/// `SafetensorsStore::from_file(path)` (no adapter) reads it in burn's own layouts; or if the
+/// file cannot be read as safetensors.
+///
+/// Cost: reads the file (once per model load).
+pub fn check_written_by_burn(path: &Path) -> Result<(), Error> {
+    if producer(path)?.as_deref() == Some("burn") {
+        return Ok(());
+    }
+    let message = format!(
+        "{} was not written by burn (no producer=burn in its metadata): if it is a PyTorch state_dict, load it with \
          SafetensorsStore::from_file(..).with_from_adapter(PyTorchToBurnAdapter)",
         path.display()
     );
+    Err(Error::check("store_origin::check_written_by_burn", message))
+}
+
+/// Panics with [`check_written_by_burn`]'s message unless burn wrote the file. Same cost.
+#[track_caller]
+pub fn assert_written_by_burn(path: &Path) {
+    if let Err(error) = check_written_by_burn(path) {
+        panic!("{error}");
+    }
 }
 // book:end
 
@@ -55,8 +68,16 @@ mod tests {
     fn rejects_a_file_without_producer() {
         let path = write("torch", None);
         let result = std::panic::catch_unwind(|| assert_written_by_burn(&path));
+        let checked = check_written_by_burn(&path);
         std::fs::remove_file(&path).unwrap();
         let message = *result.unwrap_err().downcast::<String>().unwrap();
-        assert!(message.contains(NOT_FROM_BURN), "{message}");
+        assert!(message.contains("was not written by burn (no producer=burn in its metadata)"), "{message}");
+        assert_eq!(checked.unwrap_err().to_string(), message);
+    }
+
+    #[test]
+    fn a_missing_file_is_an_io_error() {
+        let error = check_written_by_burn(Path::new("/nonexistent/pita/weights.safetensors")).unwrap_err();
+        assert!(matches!(error, Error::Io { .. }), "{error}");
     }
 }

@@ -9,10 +9,12 @@ use burn::module::Param;
 use burn::nn::Linear;
 use burn::tensor::Tensor;
 
-/// The message [`linear_from_torch`] panics with when the bias does not fit the weight.
-pub const BIAS_LEN: &str = "bias length must equal out_features, the first axis of a PyTorch Linear weight";
+use crate::Error;
 
 // book:begin torch_linear_weight
+/// What [`linear_from_torch`] panics with when the bias does not fit the weight.
+pub const BIAS_LEN: &str = "bias length must equal out_features, the first axis of a PyTorch Linear weight";
+
 /// A Linear weight in PyTorch's layout `[out_features, in_features]`.
 /// Only [`linear_from_torch`] turns it into a burn parameter.
 pub struct TorchLinearWeight(Tensor<2>);
@@ -25,6 +27,8 @@ impl TorchLinearWeight {
 }
 
 /// A burn Linear computing what PyTorch's `nn.Linear` with this weight and bias computes.
+///
+/// Cost: compares shapes (free), then one transpose on the device.
 #[track_caller]
 pub fn linear_from_torch(weight: TorchLinearWeight, bias: Tensor<1>) -> Linear {
     let [out_features, _] = weight.0.dims();
@@ -35,6 +39,19 @@ pub fn linear_from_torch(weight: TorchLinearWeight, bias: Tensor<1>) -> Linear {
     }
 }
 // book:end
+
+/// [`linear_from_torch`] returning [`Error::Check`] instead of panicking when the bias does not
+/// fit the weight.
+///
+/// Cost: compares shapes (free); then the transpose, as in [`linear_from_torch`].
+pub fn try_linear_from_torch(weight: TorchLinearWeight, bias: Tensor<1>) -> Result<Linear, Error> {
+    let [out_features, _] = weight.0.dims();
+    if bias.dims() != [out_features] {
+        let message = format!("{BIAS_LEN} ({out_features}); the bias has {}", bias.dims()[0]);
+        return Err(Error::check("torch_layout::try_linear_from_torch", message));
+    }
+    Ok(linear_from_torch(weight, bias))
+}
 
 #[cfg(test)]
 mod tests {
@@ -66,6 +83,13 @@ mod tests {
         let fc = linear_from_torch(TorchLinearWeight::new(w), Tensor::<1>::zeros([3], &device()));
         assert_eq!(fc.weight.val().dims(), [2, 3]);
         assert_eq!(fc.forward(Tensor::<2>::zeros([4, 2], &device())).dims(), [4, 3]);
+    }
+
+    #[test]
+    fn the_result_form_names_both_lengths() {
+        let w = Tensor::<2>::zeros([2, 3], &device());
+        let error = try_linear_from_torch(TorchLinearWeight::new(w), Tensor::<1>::zeros([3], &device())).unwrap_err();
+        assert!(error.to_string().ends_with("(2); the bias has 3"), "{error}");
     }
 
     #[test]

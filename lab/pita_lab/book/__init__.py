@@ -15,10 +15,10 @@ from pathlib import Path
 import jinja2
 import numpy as np
 
-from pita_lab import catalog, repo_root
-from pita.stats import ulp_distance
 from pita.dump import write_atomically
 from pita.errors import UsageError
+from pita.stats import ulp_distance
+from pita_lab import catalog, repo_root
 from pita_lab.record import RunRecord
 
 TEMPLATES = Path(__file__).parent / "templates"

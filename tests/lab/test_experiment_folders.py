@@ -1,0 +1,81 @@
+"""One folder per pitfall: what each folder holds, that a new folder is all a new experiment
+needs, and that no shared file lists the experiments."""
+
+import fnmatch
+import re
+import shutil
+import subprocess
+import tomllib
+
+import pytest
+
+from conftest import ROOT
+from pita.errors import UsageError
+from pita_lab import catalog
+from pita_lab.book import render_all
+
+FOLDERS = catalog.folders()
+# Files the lab writes from the experiments; listing every experiment is their job.
+GENERATED = ("Cargo.lock", "book/")
+
+
+@pytest.mark.parametrize("experiment_id", list(FOLDERS))
+def test_each_folder_is_a_whole_experiment(experiment_id):
+    folder = FOLDERS[experiment_id]
+    experiment = catalog.get(experiment_id)
+    assert experiment.folder == f"experiments/{folder.name}"
+    manifest = tomllib.loads((folder / "Cargo.toml").read_text())
+    assert manifest["package"]["name"] == folder.name
+    assert [b["name"] for b in manifest["bin"]] == [experiment_id]
+    examples = {e["name"]: e for e in manifest.get("example", [])}
+    assert sorted(examples) == list(experiment.compile_fail)
+    for case in experiment.compile_fail:
+        assert examples[case]["path"] == f"compile_fail/{case}.rs"
+        assert examples[case]["required-features"] == ["compile-fail"]  # else `cargo test` would build it
+        assert (folder / "compile_fail" / f"{case}.stderr").is_file(), f"{case} has no snapshot"
+
+
+def test_a_new_folder_is_discovered_without_touching_shared_files(tmp_path):
+    experiments = tmp_path / "experiments"
+    shutil.copytree(FOLDERS["p12"], experiments / "p99-copied-pitfall")
+    declaration = experiments / "p99-copied-pitfall" / "experiment.py"
+    declaration.write_text(declaration.read_text().replace('id="p12"', 'id="p99"'))
+    found = catalog.folders(experiments)
+    assert list(found) == ["p99"]
+    experiment = catalog.load(found["p99"])
+    assert (experiment.id, experiment.folder, experiment.compile_fail) == ("p99", "experiments/p99-copied-pitfall", ("ce12",))
+    assert experiment.burn_package == "p99-copied-pitfall" and experiment.torch_script.endswith("p99-copied-pitfall/pytorch.py")
+    members = tomllib.loads((ROOT / "Cargo.toml").read_text())["workspace"]["members"]
+    assert any(fnmatch.fnmatch("experiments/p99-copied-pitfall", member) for member in members), members
+
+
+def test_a_misnamed_or_incomplete_folder_is_refused_with_one_line(tmp_path):
+    (tmp_path / "p98").mkdir()
+    with pytest.raises(UsageError, match=r"named <id>-<what-goes-wrong>"):
+        catalog.folders(tmp_path)
+    (tmp_path / "p98").rename(tmp_path / "p98-half-done")
+    (tmp_path / "p98-half-done" / "experiment.py").write_text("")
+    with pytest.raises(UsageError, match=r"missing pytorch\.py, burn\.rs, Cargo\.toml, chapter\.md\.j2"):
+        catalog.load(catalog.folders(tmp_path)["p98"])
+
+
+def shared_files() -> list[str]:
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    rendered = {path.relative_to(ROOT).as_posix() for path in render_all(ROOT)}
+    return [f for f in tracked if not f.startswith(("experiments/", *GENERATED)) and f not in rendered]
+
+
+def test_no_shared_file_lists_experiments():
+    """Prose may name an experiment or two as an example; three or more is a list that the
+    next experiment would have to edit."""
+    mention = re.compile(r"\b(" + "|".join(FOLDERS) + r")\b")
+    listing = {}
+    for name in shared_files():
+        try:
+            text = (ROOT / name).read_text(encoding="utf-8")
+        except (UnicodeDecodeError, FileNotFoundError):
+            continue
+        named = set(mention.findall(text)) | {i for i, folder in FOLDERS.items() if folder.name in text}
+        if len(named) > 2:
+            listing[name] = sorted(named, key=catalog.order_key)
+    assert not listing, listing

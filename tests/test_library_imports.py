@@ -1,0 +1,84 @@
+"""The library stands alone: importing it loads neither the lab nor torch, numba or jinja2, and
+without numba a large comparison gives exactly what the compiled kernel gives.
+(tests/test_install.py checks the same from a wheel in a clean virtual environment.)"""
+
+import importlib.util
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from pita.dump import Dump, write_dump
+from pita.stats import JIT_MIN
+
+HEAVY = ("torch", "numba", "jinja2", "pita_lab")
+LIBRARY = ("pita", "pita.align", "pita.cli", "pita.compare", "pita.diagnose", "pita.dtypes", "pita.dump", "pita.errors",
+           "pita.files", "pita.filetensor", "pita.parity", "pita.report", "pita.stats", "pita.torch_dump")
+
+
+def python(code: str, *args, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code, *map(str, args)], check=False, cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def test_importing_the_library_loads_no_lab_torch_numba_or_jinja2(tmp_path):
+    code = (f"import {', '.join(LIBRARY)}, sys; pita.assert_parity; "
+            f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}))")
+    proc = python(code, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+
+
+# Compares the pair under several tolerances through the library's API and prints the JSON
+# reports; argv[1] says whether to make `import numba` fail first, as where it is not installed.
+COMPARE = """
+import json, sys
+if sys.argv[1] == "blocked":
+    sys.modules["numba"] = None
+from pita import stats
+from pita.compare import Tolerance, compare_dumps
+from pita.dump import read_dump
+from pita.report import render_json
+reference, candidate = read_dump(sys.argv[2]), read_dump(sys.argv[3])
+tolerances = [Tolerance.from_options(), Tolerance.from_options(ulp=2), Tolerance.from_options(atol=0, rtol=1e-3),
+              Tolerance.from_options(equal_nan=True)]
+reports = [render_json(compare_dumps(reference, candidate, t)) for t in tolerances]
+kernel = stats._jit_kernel() is not None
+assert kernel == ("numba" in sys.modules and sys.modules["numba"] is not None), "kernel and numba disagree"
+print(kernel)
+print(json.dumps(reports))
+"""
+
+
+def large_pair(n: int):
+    """float32 with near misses, far misses, NaN on either side and infinities, scattered."""
+    rng = np.random.default_rng(7)
+    reference = rng.standard_normal(n).astype(np.float32)
+    candidate = reference.copy()
+    picks = rng.choice(n, size=(6, 40), replace=False)
+    candidate[picks[0]] = np.nextafter(candidate[picks[0]], np.float32(np.inf))
+    candidate[picks[1]] += np.float32(1e-3)
+    reference[picks[2]] = np.nan
+    reference[picks[3]] = candidate[picks[3]] = np.nan
+    reference[picks[4]], candidate[picks[4]] = np.inf, -np.inf
+    candidate[picks[5]] *= np.float32(1 + 2**-20)
+    return reference, candidate
+
+
+@pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="numba is not installed: nothing to set the numpy path against")
+def test_without_numba_a_large_comparison_reports_exactly_what_the_kernel_reports(tmp_path):
+    reference, candidate = large_pair(JIT_MIN + 4321)
+    meta = {"input_sha256": "ab"}
+    write_dump(Dump({"w": reference, "b": np.float32([1, 2])}, meta), tmp_path / "reference.safetensors")
+    write_dump(Dump({"w": candidate, "b": np.float32([1, 2])}, meta), tmp_path / "candidate.safetensors")
+    runs = {}
+    for mode in ("jit", "blocked"):
+        proc = python(COMPARE, mode, tmp_path / "reference.safetensors", tmp_path / "candidate.safetensors", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        kernel, reports = proc.stdout.splitlines()
+        runs[mode] = kernel, json.loads(reports)
+    assert runs["jit"][0] == "True" and runs["blocked"][0] == "False"  # each path really ran
+    assert runs["blocked"][1] == runs["jit"][1]  # the reports, character for character
+    [w] = [tensor for tensor in json.loads(runs["jit"][1][0])["tensors"] if tensor["name"] == "w"]
+    assert w["ok"] is False and w["mismatched"] > 0 and w["n"] == JIT_MIN + 4321  # the pair exercises the comparison

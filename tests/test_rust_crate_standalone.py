@@ -1,0 +1,134 @@
+"""The Rust crate as a user gets it: a tiny burn port outside the workspace (its template is
+tests/data/standalone-port/) depends on crates/pita by path, dumps one tensor of each dtype, and
+`pita compare` reads the dump: OK against an equal numpy-written reference, MISMATCH against a
+perturbed one, every dtype read back as written.
+
+The port is built in a temporary folder with the workspace's Cargo.lock beside it (so versions
+resolve as in the workspace, offline) and with CARGO_TARGET_DIR set to the workspace's target/,
+where burn is already compiled with the features the template asks for: with target/ warm only
+pita and the port compile (seconds). Skips without cargo."""
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+from pita.dtypes import BF16, from_float32
+from pita.dump import Dump, read_dump, write_dump
+
+pytestmark = pytest.mark.integration
+
+TEMPLATE = ROOT / "tests" / "data" / "standalone-port"
+TARGET = ROOT / "target"
+
+
+def run(*command, cwd, env=None, timeout=120) -> subprocess.CompletedProcess:
+    return subprocess.run([str(part) for part in command], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def port_project(where: Path) -> Path:
+    """The template, with the path of crates/pita filled in and the workspace's Cargo.lock."""
+    (where / "src").mkdir(parents=True)
+    manifest = (TEMPLATE / "Cargo.toml.in").read_text(encoding="utf-8")
+    (where / "Cargo.toml").write_text(manifest.replace("@PITA_CRATE@", (ROOT / "crates" / "pita").as_posix()), encoding="utf-8")
+    shutil.copy2(TEMPLATE / "src" / "main.rs", where / "src" / "main.rs")
+    shutil.copy2(ROOT / "Cargo.lock", where / "Cargo.lock")
+    return where
+
+
+def build(project: Path) -> tuple[Path, float]:
+    """Builds the port offline (online only if the offline build cannot resolve), returning the
+    binary and the seconds the build took."""
+    env = {**os.environ, "CARGO_TARGET_DIR": str(TARGET)}
+    started = time.monotonic()
+    proc = run("cargo", "build", "--offline", "--quiet", cwd=project, env=env, timeout=1800)
+    if proc.returncode != 0 and "offline" in proc.stderr:
+        proc = run("cargo", "build", "--quiet", cwd=project, env=env, timeout=1800)
+    seconds = time.monotonic() - started
+    assert proc.returncode == 0, proc.stderr
+    binary = TARGET / "debug" / ("standalone-port.exe" if os.name == "nt" else "standalone-port")
+    assert binary.is_file(), f"no {binary}"
+    return binary, seconds
+
+
+def reference_tensors() -> dict[str, np.ndarray]:
+    """What the port computes, with numpy: the same formulas, the same IEEE operations."""
+    ramp64 = np.array([0.1 * k - 0.5 for k in range(6)], dtype=np.float64)
+    x = ramp64.astype(np.float32).reshape(2, 3)
+    y = x * np.float32(2.0) + np.float32(1.0)
+    return {
+        "y.f32": y,
+        "x.f64": ramp64 * 3.0,
+        "ids.i64": np.array([3, -1, 0, 1 << 40], dtype=np.int64),
+        "mask.bool": np.array([True, False, True]),
+        "y.bf16": from_float32(y),
+        "y.f16": y.astype(np.float16),
+        "x.grad": np.full((2, 3), 2.0, dtype=np.float32),
+    }
+
+
+def compare(reference: Path, candidate: Path) -> subprocess.CompletedProcess:
+    return run(sys.executable, "-m", "pita", "compare", reference, candidate, cwd=ROOT)
+
+
+@pytest.fixture(scope="module")
+def port_dump(tmp_path_factory) -> Path:
+    if shutil.which("cargo") is None:
+        pytest.skip("cargo is not on PATH: the Rust crate cannot be built")
+    tmp = tmp_path_factory.mktemp("standalone")
+    binary, seconds = build(port_project(tmp / "port"))
+    print(f"standalone port built in {seconds:.1f} s")
+    out = tmp / "out"
+    proc = run(binary, out, cwd=tmp)
+    assert proc.returncode == 0, proc.stderr
+    assert "backend Autodiff<Flex>" in proc.stdout, proc.stdout
+    return out
+
+
+def test_dump_keeps_every_dtype(port_dump):
+    want = {"y.f32": np.float32, "x.f64": np.float64, "ids.i64": np.int64, "mask.bool": np.bool_,
+            "y.bf16": BF16, "y.f16": np.float16, "x.grad": np.float32}
+    for form in ("burn-port.safetensors", "burn-port.json"):
+        dump = read_dump(port_dump / form)
+        assert {name: np.asarray(t).dtype for name, t in dump.tensors.items()} == {k: np.dtype(v) for k, v in want.items()}, form
+        for name, array in reference_tensors().items():
+            assert np.asarray(dump.tensors[name]).tobytes() == array.tobytes(), (form, name)
+        meta = dump.metadata
+        assert (meta["format"], meta["framework"], meta["variant"], meta["backend"]) == ("pita-dump/1", "burn", "port", "Autodiff<Flex>")
+        assert meta["burn_requirement"] == "^0.22.1" and meta["pita_version"] and meta["guard_refused"] == "true"
+        assert meta["framework_version"].startswith("0.22."), meta  # found in the Cargo.lock above target/
+
+
+def test_compare_matches_an_equal_reference(port_dump, tmp_path):
+    reference = write_dump(Dump(tensors=reference_tensors(), metadata={"framework": "numpy", "variant": "port"}),
+                           tmp_path / "torch-port.safetensors")
+    for candidate in ("burn-port.safetensors", "burn-port.json"):
+        proc = compare(reference, port_dump / candidate)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "OK" in proc.stdout and "MISMATCH" not in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize("name", ["y.f32", "x.f64", "ids.i64", "mask.bool", "y.bf16", "y.f16"])
+def test_compare_catches_a_perturbed_reference(port_dump, tmp_path, name):
+    """The negative control: one element of one tensor changed, beyond any default tolerance."""
+    tensors = reference_tensors()
+    changed = tensors[name].copy().reshape(-1)
+    if name == "mask.bool":
+        changed[1] = True
+    elif name == "ids.i64":
+        changed[0] += 1
+    elif name == "y.bf16":
+        changed = from_float32(np.array([4.0], dtype=np.float32)).repeat(changed.size)
+    else:
+        changed[0] += 0.5
+    tensors[name] = changed.reshape(tensors[name].shape)
+    reference = write_dump(Dump(tensors=tensors, metadata={"framework": "numpy", "variant": "port"}), tmp_path / "torch-port.safetensors")
+    proc = compare(reference, port_dump / "burn-port.safetensors")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "MISMATCH" in proc.stdout, proc.stdout
