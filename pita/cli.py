@@ -23,28 +23,37 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     compare = commands.add_parser("compare", help="compare two dumps (reference first)")
-    compare.add_argument("reference")
-    compare.add_argument("candidate")
-    compare.add_argument("--atol", type=float, help="absolute tolerance (default 1e-6 for float32/float64; torch.testing's for float16/bfloat16)")
-    compare.add_argument("--rtol", type=float,
-                         help="relative tolerance, times |reference| (default 0 for float32/float64; torch.testing's for float16/bfloat16)")
-    compare.add_argument("--ulp", type=int, metavar="N", help="an element also passes when at most N ULPs apart")
-    compare.add_argument("--equal-nan", action="store_true", help="let NaN match NaN")
-    compare.add_argument("--allow-input-mismatch", action="store_true", help="compare dumps whose input hashes differ")
-    compare.add_argument("--rules", metavar="FILE", help="TOML rules: renames, transposes, per-tensor tolerances")
-    compare.add_argument("--reference64", metavar="FILE", help="a float64 run of the reference: judge each side's error against it")
-    compare.add_argument("--format", choices=("text", "json"), default="text")
+    _comparison_options(compare, reference64=True)
     compare.set_defaults(handler=_compare)
+
+    trace = commands.add_parser("trace", help="walk two recordings of a training run to the first divergence (reference first)")
+    _comparison_options(trace, reference64=False)
+    trace.set_defaults(handler=_trace)
 
     _add_lab_commands(commands)
     return parser
 
 
-def _compare(args) -> int:
+def _comparison_options(command, *, reference64: bool) -> None:
+    """The options compare and trace share: the two dumps, the tolerance, the rules file, the format."""
+    command.add_argument("reference")
+    command.add_argument("candidate")
+    command.add_argument("--atol", type=float, help="absolute tolerance (default 1e-6 for float32/float64; torch.testing's for float16/bfloat16)")
+    command.add_argument("--rtol", type=float,
+                         help="relative tolerance, times |reference| (default 0 for float32/float64; torch.testing's for float16/bfloat16)")
+    command.add_argument("--ulp", type=int, metavar="N", help="an element also passes when at most N ULPs apart")
+    command.add_argument("--equal-nan", action="store_true", help="let NaN match NaN")
+    command.add_argument("--allow-input-mismatch", action="store_true", help="compare dumps whose input hashes differ")
+    command.add_argument("--rules", metavar="FILE", help="TOML rules: renames, transposes, per-tensor tolerances")
+    if reference64:
+        command.add_argument("--reference64", metavar="FILE", help="a float64 run of the reference: judge each side's error against it")
+    command.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def _tolerance_and_rules(args):
+    """The `Tolerance` and the `Rules` (or None) the shared options ask for, checked."""
     from pita.align import checked_tolerance, load_rules
-    from pita.compare import Tolerance, compare_dumps
-    from pita.dump import read_dump
-    from pita.report import render_json, render_text
+    from pita.compare import Tolerance
 
     for key in ("atol", "rtol", "ulp"):  # argparse's float() accepts nan, inf and negatives
         if getattr(args, key) is not None:
@@ -53,12 +62,31 @@ def _compare(args) -> int:
             except ValueError as error:
                 raise UsageError(f"--{error}") from None
     tolerance = Tolerance.from_options(atol=args.atol, rtol=args.rtol, ulp=args.ulp, equal_nan=args.equal_nan)
-    rules = load_rules(args.rules) if args.rules else None
+    return tolerance, load_rules(args.rules) if args.rules else None
+
+
+def _compare(args) -> int:
+    from pita.compare import compare_dumps
+    from pita.dump import read_dump
+    from pita.report import render_json, render_text
+
+    tolerance, rules = _tolerance_and_rules(args)
     reference, candidate = read_dump(args.reference), read_dump(args.candidate)
     reference64 = read_dump(args.reference64) if args.reference64 else None
     result = compare_dumps(reference, candidate, tolerance, allow_input_mismatch=args.allow_input_mismatch,
                            rules=rules, reference64=reference64)
     sys.stdout.write(render_json(result) if args.format == "json" else render_text(result))
+    return 0 if result.ok else 1
+
+
+def _trace(args) -> int:
+    from pita.dump import read_dump
+    from pita.trace import render_trace_json, render_trace_text, trace_dumps
+
+    tolerance, rules = _tolerance_and_rules(args)
+    reference, candidate = read_dump(args.reference), read_dump(args.candidate)
+    result = trace_dumps(reference, candidate, tolerance, rules, allow_input_mismatch=args.allow_input_mismatch)
+    sys.stdout.write(render_trace_json(result) if args.format == "json" else render_trace_text(result))
     return 0 if result.ok else 1
 
 

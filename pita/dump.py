@@ -35,6 +35,7 @@ from pita.filetensor import FileTensor
 
 FORMAT = "pita-dump/1"
 SUFFIXES = (".safetensors", ".json", ".npz")  # matched in any case: W.NPZ is an npz
+INDEX_SUFFIX = ".safetensors.index.json"  # a sharded checkpoint's index (Hugging Face's layout), any case
 
 # Limits: each bounds the memory or the time one input can take, with room for real models.
 MAX_TENSORS = 100_000  # per dump, a folder's files together (large MoE checkpoints hold tens of thousands)
@@ -48,6 +49,8 @@ MAX_FOLDER_ENTRIES = 10_000  # entries in a folder of dumps, skipped ones includ
 MAX_DEFLATE_RATIO = 1100  # deflate cannot compress better than ~1032:1
 MAX_INFLATED_BYTES = 1 << 31  # deflated npz members, inflated into memory, together
 LAZY_MIN_BYTES = 1 << 20  # safetensors tensors at least this large stay in the file (`FileTensor`)
+MAX_INDEX_BYTES = 16 << 20  # a sharded checkpoint's index, parsed whole (100,000 entries take ~10 MiB)
+MAX_SHARDS = 10_000  # shard files one index may name
 
 
 @dataclass
@@ -85,6 +88,8 @@ def read_dump(path: str | os.PathLike) -> Dump:
 
 
 def _read_file(path: Path) -> Dump:
+    if is_index(path.name):
+        return read_sharded(path)
     readers = {".safetensors": read_safetensors, ".json": read_json, ".npz": read_npz}
     reader = readers.get(path.suffix.lower())
     if reader is None:
@@ -94,7 +99,7 @@ def _read_file(path: Path) -> Dump:
 
 # --- folders -----------------------------------------------------------------------------------
 
-FORM_PREFERENCE = (".safetensors", ".npz", ".json")  # a stem written in several forms: the exact forms first
+FORM_PREFERENCE = (".safetensors", INDEX_SUFFIX, ".npz", ".json")  # a stem written in several forms: the exact forms first
 
 
 def read_directory(path: Path) -> Dump:
@@ -103,6 +108,7 @@ def read_directory(path: Path) -> Dump:
     is named in `notes` with the reason it was skipped. Metadata values shared by every file are
     kept. Files are read one at a time, each closed before the next is opened."""
     chosen, skipped = _folder_plan(path)
+    _skip_shards(chosen, skipped)
     if not chosen:
         found = "; ".join(_skip_note(reason, names) for reason, names in skipped.items())
         raise UsageError(f"{shown(path)}: folder has no dumps ({', '.join(SUFFIXES)})" + (f"; {found}" if found else ""))
@@ -130,7 +136,7 @@ def _folder_plan(path: Path) -> tuple[dict[str, Path], dict[tuple[str, str], lis
         if reason:
             skipped[reason].append(entry.name)
             continue
-        suffix = Path(entry.name).suffix
+        suffix = INDEX_SUFFIX if is_index(entry.name) else Path(entry.name).suffix
         stem, form = entry.name[: -len(suffix)], suffix.lower()
         same = forms.setdefault(stem, {})
         if form in same:
@@ -143,6 +149,18 @@ def _folder_plan(path: Path) -> tuple[dict[str, Path], dict[tuple[str, str], lis
         for other in sorted(set(files) - {form}):
             skipped[("files", f"the same dumps are read from their {form} files")].append(files[other].name)
     return chosen, skipped
+
+
+def _skip_shards(chosen: dict[str, Path], skipped: dict[tuple[str, str], list[str]]) -> None:
+    """The shards of a sharded checkpoint whose index the folder reads are read through it, not
+    as dumps of their own (their tensors would be there twice)."""
+    for file in [f for f in chosen.values() if is_index(f.name)]:
+        _, weight_map, _ = _sharded_index(file)
+        for shard in sorted(set(weight_map.values())):
+            stem = shard[: -len(".safetensors")]
+            if chosen.get(stem) == file.parent / shard:
+                del chosen[stem]
+                skipped[("shards", f"read through their index {shown(file.name)}")].append(shard)
 
 
 def _listing(path: Path) -> list[os.DirEntry]:
@@ -192,6 +210,8 @@ def _skip_note(reason: tuple[str, str], names: list[str], shown_at_most: int = 5
 def write_dump(dump: Dump, path: str | os.PathLike) -> Path:
     """Writes `dump` in the format its suffix names, atomically."""
     path = Path(path)
+    if is_index(path.name):
+        raise UsageError(f"{shown(path)}: pita reads sharded checkpoints ({INDEX_SUFFIX}) but does not write them: write one .safetensors file")
     writers = {".safetensors": _safetensors_bytes, ".json": _json_bytes, ".npz": _npz_bytes}
     writer = writers.get(path.suffix.lower())
     if writer is None:
@@ -426,6 +446,97 @@ def _safetensors_bytes(dump: Dump) -> bytes:
     raw = json.dumps(header, separators=(",", ":")).encode()
     raw += b" " * (-len(raw) % 8)  # the reference writer pads the header to 8 bytes
     return struct.pack("<Q", len(raw)) + raw + b"".join(chunks)
+
+
+# --- sharded safetensors checkpoints -----------------------------------------------------------
+
+
+def is_index(name: str) -> bool:
+    """Whether a file name is a sharded checkpoint's index (`model.safetensors.index.json`)."""
+    return name.lower().endswith(INDEX_SUFFIX) and len(name) > len(INDEX_SUFFIX)
+
+
+def read_sharded(path: Path) -> Dump:
+    """A sharded safetensors checkpoint, read through its index (`{"metadata": {...},
+    "weight_map": {tensor: shard file}}`) as one dump. Shards are plain file names in the index's
+    folder; every one is checked to be a regular file before any is read, then each is read and
+    closed in turn (large tensors stay in their shard as `FileTensor`s). Each shard must hold
+    exactly the tensors the index puts in it. The metadata is the index's, plus the values every
+    shard's `__metadata__` shares (the index's wins where they disagree, with a note)."""
+    metadata, weight_map, notes = _sharded_index(path)
+    shards: dict[str, list[str]] = defaultdict(list)
+    for name, shard in weight_map.items():
+        shards[shard].append(name)
+    for shard in shards:  # before any is read: a missing shard costs nothing
+        status = stat_path(path.parent / shard)
+        if not stat.S_ISREG(status.st_mode):
+            read_safetensors(path.parent / shard)  # refuses it, saying what it is
+    tensors, shared = {}, None
+    for shard in sorted(shards):
+        dump = read_safetensors(path.parent / shard)
+        listed = set(shards[shard])
+        for name in dump.tensors:
+            if name not in listed:
+                elsewhere = weight_map.get(name)
+                where = f"the index puts it in {shown(elsewhere)}" if elsewhere else "the index does not list it"
+                raise UsageError(f"{shown(path)}: shard {shown(shard)} holds tensor {_brief(name)}: {where}")
+        absent = sorted(listed - set(dump.tensors))
+        if absent:
+            raise UsageError(f"{shown(path)}: tensor {_brief(absent[0])} is not in shard {shown(shard)}, where the index puts it")
+        tensors.update(dump.tensors)
+        shared = dict(dump.metadata) if shared is None else {k: v for k, v in shared.items() if dump.metadata.get(k) == v}
+    for key, value in sorted((shared or {}).items()):
+        if key in metadata and metadata[key] != value:
+            notes.append(f"metadata {_brief(key)}: the index says {_brief(metadata[key])}, every shard {_brief(value)}; the index's is kept")
+    merged = {**(shared or {}), **metadata}
+    ordered = {name: tensors[name] for name in weight_map}  # the index's order
+    return Dump(tensors=ordered, metadata=merged, source=shown(path), notes=notes)
+
+
+def _sharded_index(path: Path) -> tuple[dict[str, str], dict[str, str], list[str]]:
+    """The index's metadata (as strings), its weight map (tensor -> shard file name), checked, and
+    notes on what was ignored."""
+    raw = read_regular_file(path, MAX_INDEX_BYTES, "a sharded checkpoint's index")
+    try:
+        document = _loads(raw.decode("utf-8"), 8)
+    except (UnicodeDecodeError, ValueError) as error:
+        raise UsageError(f"{shown(path)}: not valid JSON ({_one_line(error)})") from None
+    if not isinstance(document, dict) or not isinstance(document.get("weight_map"), dict):
+        raise UsageError(f"{shown(path)}: not a sharded checkpoint's index (expected an object with a weight_map object)")
+    notes = [f"ignored the index's key(s) {', '.join(map(_brief, sorted(set(document) - {'metadata', 'weight_map'})))}"] \
+        if set(document) - {"metadata", "weight_map"} else []
+    metadata = document.get("metadata") or {}
+    try:
+        if not isinstance(metadata, dict) or not all(type(v) in (str, int, float, bool) for v in metadata.values()):
+            raise ValueError("must be an object of strings, numbers and booleans")
+        metadata = _checked_metadata({k: json.dumps(v) if type(v) is bool else v for k, v in metadata.items()})
+    except ValueError as error:
+        raise UsageError(f"{shown(path)}: metadata: {error}") from None
+    weight_map = document["weight_map"]
+    if not weight_map:
+        raise UsageError(f"{shown(path)}: the index lists no tensors")
+    if len(weight_map) > MAX_TENSORS:
+        raise UsageError(f"{shown(path)}: {len(weight_map)} tensors, more than the {MAX_TENSORS} pita reads in a dump")
+    for name, shard in weight_map.items():
+        try:
+            _check_name(name)
+            _check_shard_name(shard)
+        except ValueError as error:
+            raise UsageError(f"{shown(path)}: tensor {_brief(name)}: {error}") from None
+    if len(set(weight_map.values())) > MAX_SHARDS:
+        raise UsageError(f"{shown(path)}: {len(set(weight_map.values()))} shards, more than the {MAX_SHARDS} pita reads")
+    return metadata, weight_map, notes
+
+
+def _check_shard_name(shard) -> None:
+    """A shard is a plain .safetensors file name in the index's folder: no folder part (no path
+    separator, so no absolute path and no `..`), printable on one line."""
+    if not isinstance(shard, str):
+        raise ValueError(f"its shard must be a file name, got {_brief(shard)}")
+    if not shard.isprintable() or "/" in shard or "\\" in shard or shard in (".", ".."):
+        raise ValueError(f"shard {_brief(shard)} is not a plain file name in the index's folder (no folders, no '..', no absolute path)")
+    if not shard.lower().endswith(".safetensors") or len(shard) == len(".safetensors"):
+        raise ValueError(f"shard {_brief(shard)} is not a .safetensors file")
 
 
 # --- JSON --------------------------------------------------------------------------------------

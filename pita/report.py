@@ -22,13 +22,14 @@ def render_text(result: ComparisonResult) -> str:
             one_sided.append(f"only in candidate: {', '.join(result.extra)}")
         lines.append("unpaired: " + "; ".join(one_sided))
     for tensor in result.tensors:
-        lines.extend(_tensor_lines(tensor))
+        lines.extend(tensor_lines(tensor))
     verdict = "OK" if result.ok else "MISMATCH"
     lines.append(f"worst={result.worst:.2e} tol={result.tolerance.short()} {verdict}")
     return "\n".join(lines) + "\n"
 
 
-def _tensor_lines(tensor: TensorResult) -> list[str]:
+def tensor_lines(tensor: TensorResult) -> list[str]:
+    """One tensor's lines of the text report (`pita trace` shows its first divergence with them)."""
     notes = [f"  note: {note}" for note in tensor.notes]
     diagnosis = [f"  diagnosis {d.kind}: {d.message}" for d in tensor.diagnosis]
     if tensor.shape_conflict:
@@ -66,7 +67,12 @@ def _ulp(value: int) -> str:
 def render_json(result: ComparisonResult) -> str:
     """Strict JSON: infinities and NaN (a NaN mismatch's max|diff|) become the strings
     "Infinity", "-Infinity" and "NaN", as in the dump format."""
-    return json.dumps(_finite(result.to_dict()), indent=2, default=_jsonable, allow_nan=False) + "\n"
+    return json_text(result.to_dict())
+
+
+def json_text(data: dict) -> str:
+    """One report as strict JSON (what `render_json` and `pita trace --format json` print)."""
+    return json.dumps(_finite(data), indent=2, default=_jsonable, allow_nan=False) + "\n"
 
 
 def _finite(value):

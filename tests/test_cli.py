@@ -119,3 +119,11 @@ def test_a_lab_that_is_installed_but_broken_is_a_bug_not_a_missing_lab(monkeypat
     monkeypatch.setitem(sys.modules, "pita_lab.cli", types.ModuleType("pita_lab.cli"))  # no add_commands
     assert pita.cli.main(["list"]) == 3
     assert "this is a bug in pita" in capsys.readouterr().err
+
+
+def test_trace_takes_compare_options_but_reference64():
+    from pita.cli import build_parser
+
+    commands = next(a for a in build_parser()._actions if a.dest == "command").choices
+    options = {name: {o for action in commands[name]._actions for o in action.option_strings} for name in ("compare", "trace")}
+    assert options["compare"] - options["trace"] == {"--reference64"} and options["trace"] <= options["compare"]

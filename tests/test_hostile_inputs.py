@@ -123,6 +123,40 @@ def build_cases(folder: Path) -> dict[str, tuple[list[str], int, str | None]]:
     made["garbage npz"] = file("garbage.npz", b"PK\x05\x06" + b"\xff" * 18)
     cases = {name: (["compare", str(good), str(path)], 2, str(path) if "newline" not in name else None) for name, path in made.items()}
 
+    # Sharded checkpoints: the index names its shards, which must be plain files beside it.
+    shards = folder / "shards"
+    shards.mkdir()
+    write_dump(Dump({"a": np.float32([1.0])}), shards / "one.safetensors")
+    write_dump(Dump({"a": np.float32([1.0]), "b": np.float32([2.0])}), shards / "two.safetensors")
+    os.mkfifo(shards / "fifo.safetensors")
+
+    def index(name: str, weight_map) -> Path:
+        return file(f"shards/{name}.safetensors.index.json", json.dumps({"metadata": {"total_size": 4}, "weight_map": weight_map}))
+
+    huge = shards / "huge.safetensors.index.json"
+    with open(huge, "wb") as sparse:
+        sparse.truncate((16 << 20) + 1)
+    sharded = {
+        "index: ../ in a shard name": (index("up", {"a": "../good.safetensors"}), "not a plain file name"),
+        "index: an absolute shard path": (index("absolute", {"a": str(good)}), "not a plain file name"),
+        "index: a missing shard": (index("missing", {"a": "gone.safetensors"}), "gone.safetensors: No such file"),
+        "index: a tensor in two shards": (index("twice", {"a": "one.safetensors", "b": "two.safetensors"}),
+                                          "shard two.safetensors holds tensor 'a': the index puts it in one.safetensors"),
+        "index: a FIFO shard": (index("fifo-shard", {"a": "fifo.safetensors"}), "fifo.safetensors: a FIFO"),
+        "index: a shard that is a folder": (index("folder", {"a": "sub.safetensors"}), "sub.safetensors: a folder"),
+        "index: 16 MiB and a byte": (huge, "more than the 16777216 pita reads in a sharded checkpoint's index"),
+        f"index: {MAX_TENSORS + 1} tensors": (index("many", {f"t{i}": "one.safetensors" for i in range(MAX_TENSORS + 1)}),
+                                              f"more than the {MAX_TENSORS} pita reads"),
+        "index: deep JSON": (file("shards/deep.safetensors.index.json", "[" * 200_000), "not valid JSON"),
+        "index: a FIFO": (shards / "fifo.safetensors.index.json", "a FIFO"),
+    }
+    (shards / "sub.safetensors").mkdir()
+    os.mkfifo(shards / "fifo.safetensors.index.json")
+    for name, (path, says) in sharded.items():
+        cases[name] = (["compare", str(good), str(path)], 2, says)
+    cases["trace: not a recording"] = (["trace", str(good), str(good)], 2, "is not a recording")
+    cases["trace: a shard path traversal"] = (["trace", str(good), str(sharded["index: ../ in a shard name"][0])], 2, "not a plain file name")
+
     rules = {
         'equal_nan = "false"': '[tolerance."*"]\nequal_nan = "false"\n',
         "atol = nan": '[tolerance."*"]\natol = nan\n',

@@ -1,13 +1,16 @@
 """The Rust crate as a user gets it: a tiny burn port outside the workspace (its template is
 tests/data/standalone-port/) depends on crates/pita by path, dumps one tensor of each dtype, and
 `pita compare` reads the dump: OK against an equal numpy-written reference, MISMATCH against a
-perturbed one, every dtype read back as written.
+perturbed one, every dtype read back as written. The port also records one training step of a
+tiny model with `pita::record` (docs/recording.md), read back here: the names, the PyTorch
+layouts, the metadata, and an SGD step that is `param - lr·grad`.
 
 The port is built in a temporary folder with the workspace's Cargo.lock beside it (so versions
 resolve as in the workspace, offline) and with CARGO_TARGET_DIR set to the workspace's target/,
 where burn is already compiled with the features the template asks for: with target/ warm only
 pita and the port compile (seconds). Skips without cargo."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -88,6 +91,7 @@ def port_dump(tmp_path_factory) -> Path:
     proc = run(binary, out, cwd=tmp)
     assert proc.returncode == 0, proc.stderr
     assert "backend Autodiff<Flex>" in proc.stdout, proc.stdout
+    assert "recorded " in proc.stdout and "burn-record.safetensors" in proc.stdout, proc.stdout
     return out
 
 
@@ -132,3 +136,28 @@ def test_compare_catches_a_perturbed_reference(port_dump, tmp_path, name):
     proc = compare(reference, port_dump / "burn-port.safetensors")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "MISMATCH" in proc.stdout, proc.stdout
+
+
+# The tiny model's parameters, under PyTorch's names, with PyTorch's shapes (Linear: [out, in]).
+RECORDED_PARAMS = {"fc1.weight": (4, 3), "fc1.bias": (4,), "fc2.weight": (1, 4), "fc2.bias": (1,)}
+
+
+def test_recording_follows_the_convention(port_dump):
+    for form in ("burn-record.safetensors", "burn-record.json"):
+        dump = read_dump(port_dump / form)
+        want = {"act/fc1": (2, 4), "act/fc2": (2, 1), "loss/1": (1,)}
+        for prefix in ("param", "grad", "step1"):
+            want |= {f"{prefix}/{name}": shape for name, shape in RECORDED_PARAMS.items()}
+        assert {name: np.asarray(t).shape for name, t in dump.tensors.items()} == want, form
+        assert {np.asarray(t).dtype for t in dump.tensors.values()} == {np.dtype(np.float32)}, form
+        meta = dump.metadata
+        assert (meta["recording"], meta["steps"], meta["dtype"]) == ("pita-record/1", "1", "float32"), meta
+        # Only the listened forward is recorded, in the order of its taps.
+        assert json.loads(meta["execution_order"]) == ["act/fc1", "act/fc2"], meta
+        assert (meta["framework"], meta["variant"], meta["experiment"], meta["backend"]) == ("burn", "record", "standalone", "Autodiff<Flex>")
+        assert "no_grad" not in meta, meta
+        # burn's SGD, lr 0.1, no momentum: the step the recording holds is param - 0.1·grad.
+        for name in RECORDED_PARAMS:
+            param, grad, step = (np.asarray(dump.tensors[f"{p}/{name}"]) for p in ("param", "grad", "step1"))
+            assert np.any(grad != 0), name
+            np.testing.assert_allclose(step, param - np.float32(0.1) * grad, rtol=1e-6, atol=1e-7, err_msg=name)

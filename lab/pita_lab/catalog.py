@@ -23,10 +23,30 @@ from pita_lab.experiment import Experiment
 FOLDER = re.compile(r"^(p(\d+)([a-z]?))-([a-z0-9]+(?:-[a-z0-9]+)*)$")
 # What each experiment folder holds; `compile_fail/` is optional.
 FILES = ("experiment.py", "pytorch.py", "burn.rs", "Cargo.toml", "chapter.md.j2")
+# A tutorial under examples/ is a worked port first: its burn side is a crate of its own layout.
+TUTORIAL_FILES = ("experiment.py", "pytorch.py", "chapter.md.j2")
 
 
 def experiments_dir() -> Path:
     return repo_root() / "experiments"
+
+
+def examples_dir() -> Path:
+    return repo_root() / "examples"
+
+
+@cache
+def tutorial_folders(directory: Path | None = None) -> dict[str, Path]:
+    """Tutorials: worked ports under examples/ that declare an `experiment.py` (kind
+    "tutorial"); the id is the folder's name. The book has a chapter for each."""
+    root = directory or examples_dir()
+    if not root.is_dir():
+        return {}
+    return {path.name: path for path in sorted(root.iterdir()) if (path / "experiment.py").is_file()}
+
+
+def tutorial_ids() -> list[str]:
+    return list(tutorial_folders())
 
 
 @cache
@@ -60,14 +80,16 @@ def compile_fail_cases(folder: Path) -> tuple[str, ...]:
     return tuple(sorted(p.stem for p in (folder / "compile_fail").glob("*.rs")))
 
 
-def load(folder: Path) -> Experiment:
+def load(folder: Path, tutorial: bool = False) -> Experiment:
     """The experiment declared in `folder`, with the paths and cases the folder gives it."""
-    missing = [name for name in FILES if not (folder / name).is_file()]
+    place = "examples" if tutorial else "experiments"
+    needed = TUTORIAL_FILES if tutorial else FILES
+    missing = [name for name in needed if not (folder / name).is_file()]
     if missing:
-        raise UsageError(f"experiments/{folder.name}: missing {', '.join(missing)} (see docs/adding-an-experiment.md)")
-    experiment_id = FOLDER.match(folder.name).group(1)
-    name = f"pita_lab.experiments.{experiment_id}"
-    spec = importlib.util.spec_from_file_location(name, folder / "experiment.py")
+        raise UsageError(f"{place}/{folder.name}: missing {', '.join(missing)} (see docs/adding-an-experiment.md)")
+    experiment_id = folder.name if tutorial else FOLDER.match(folder.name).group(1)
+    name = f"pita_lab.experiments.{experiment_id}".replace("-", "_")
+    spec = importlib.util.spec_from_file_location(name.replace("-", "_"), folder / "experiment.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses and pickling look a class's module up there
     spec.loader.exec_module(module)
@@ -76,11 +98,15 @@ def load(folder: Path) -> Experiment:
         raise UsageError(f"experiments/{folder.name}/experiment.py defines no EXPERIMENT = Experiment(...)")
     if experiment.id != experiment_id:
         raise UsageError(f"experiments/{folder.name}/experiment.py defines experiment {experiment.id!r}, not {experiment_id!r}")
-    return dataclasses.replace(experiment, folder=f"experiments/{folder.name}", compile_fail=compile_fail_cases(folder))
+    if (experiment.kind == "tutorial") != tutorial:
+        raise UsageError(f"{place}/{folder.name}/experiment.py: kind 'tutorial' belongs under examples/, every other kind under experiments/")
+    return dataclasses.replace(experiment, folder=f"{place}/{folder.name}", compile_fail=compile_fail_cases(folder))
 
 
 @cache
 def _load(experiment_id: str) -> Experiment:
+    if experiment_id in tutorial_folders():
+        return load(tutorial_folders()[experiment_id], tutorial=True)
     return load(folders()[experiment_id])
 
 
@@ -89,6 +115,6 @@ def all_experiments() -> dict[str, Experiment]:
 
 
 def get(experiment_id: str) -> Experiment:
-    if experiment_id not in folders():
-        raise UsageError(f"unknown experiment {experiment_id!r} (known: {', '.join(ids())})")
+    if experiment_id not in folders() and experiment_id not in tutorial_folders():
+        raise UsageError(f"unknown experiment {experiment_id!r} (known: {', '.join(ids() + tutorial_ids())})")
     return _load(experiment_id)

@@ -406,3 +406,29 @@ class DefaultsDiffer(PairClaim):
         ref, cand = float(reference.metadata[self.key]), float(candidate.metadata[self.key])
         return (f"{self.key} differs", f"{self.reference} {self.key}={ref:g}, {self.candidate} {self.key}={cand:g}",
                 ref != cand)
+
+
+@dataclass(frozen=True)
+class Traced(PairClaim):
+    """`pita trace reference candidate` finds its first divergence in `phase`, at the tensor
+    `name` (or one starting with it when it ends in `/` or `.`), diagnosed as `kind` when given.
+    With `phase=None` the claim is that trace finds none: every phase matches, exit 0."""
+
+    phase: str | None = None
+    name: str = ""
+    kind: str | None = None
+
+    def observe(self, record, out):
+        run = record.trace(self.reference, self.candidate)
+        first = run.result.get("first_divergence")
+        if self.phase is None:
+            observed = "no divergence" if first is None else f"first divergence {first['phase']} {first['name']}"
+            return "no divergence, exit 0", f"{observed}, exit {run.exit_code}", first is None and run.exit_code == 0
+        expected = f"{self.phase} {self.name}" + (f" ({self.kind})" if self.kind else "") + ", exit 1"
+        if first is None:
+            return expected, f"no divergence, exit {run.exit_code}", False
+        kinds = [d["kind"] for d in first.get("diagnosis", [])]
+        named = first["name"].startswith(self.name) if self.name.endswith(("/", ".")) else first["name"] == self.name
+        ok = run.exit_code == 1 and first["phase"] == self.phase and named and (self.kind is None or self.kind in kinds)
+        observed = f"{first['phase']} {first['name']}" + (f" ({', '.join(kinds)})" if kinds else "") + f", exit {run.exit_code}"
+        return expected, observed, ok

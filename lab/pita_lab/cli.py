@@ -11,7 +11,7 @@ from pita.errors import UsageError
 def add_commands(commands) -> None:
     run = commands.add_parser("run", help="build, run and check experiments' claims")
     run.add_argument("experiments", nargs="*", metavar="ID", help="experiment ids, e.g. p12")
-    run.add_argument("--all", action="store_true", help="every experiment in the catalog")
+    run.add_argument("--all", action="store_true", help="every experiment in the catalog, and the tutorials")
     run.add_argument("--out", help="folder for dumps and the run record (default runs/<id>; with several experiments, one folder each inside it)")
     run.set_defaults(handler=_run)
 
@@ -37,7 +37,7 @@ def _run(args) -> int:
 
     if args.all == bool(args.experiments):
         raise UsageError("pita run: name experiment ids or pass --all (not both)")
-    ids = catalog.ids() if args.all else args.experiments
+    ids = catalog.ids() + catalog.tutorial_ids() if args.all else args.experiments
     return run_experiments(ids, out=args.out)
 
 

@@ -30,6 +30,7 @@ from pita_lab.claims import (  # noqa: F401  (catalog modules import claims from
     SideClaim,
     SmallerInSize,
     TensorsCompare,
+    Traced,
     Warns,
 )
 from pita_lab.drift import PlatformTolerance
@@ -60,8 +61,9 @@ MAINLINE = (
     "train/eval",
     "save/load PyTorch weights",
 )
-# How a divergence shows in a port; "same" marks a candidate whose paired run showed none.
-KINDS = ("silent", "panic", "compile", "same")
+# How a divergence shows in a port; "same" marks a candidate whose paired run showed none;
+# "tutorial" a worked port under examples/, traced phase by phase rather than one pitfall.
+KINDS = ("silent", "panic", "compile", "same", "tutorial")
 
 
 @dataclass(frozen=True)
@@ -72,13 +74,18 @@ class Experiment:
     kind: str  # one of KINDS
     torch_variants: tuple[str, ...]
     burn_variants: tuple[str, ...]
-    comparisons: tuple[tuple[str, str], ...]  # (reference, candidate) dump names
+    comparisons: tuple[tuple[str, str], ...]  # (reference, candidate) dump names, run through `pita compare`
     sources: tuple[SourceRef, ...]
     claims: tuple[Claim, ...]
     # The divergence's size as measured, e.g. "gradients ×4", for the catalog page.
     magnitude: Callable[[RunRecord], str] | None = None
     # How far its float figures may move on another machine (`pita book drift`, the drift test).
     platform_tolerance: PlatformTolerance = PlatformTolerance()
+    # (reference, candidate) recordings run through `pita trace` (a tutorial's).
+    traces: tuple[tuple[str, str], ...] = ()
+    # The command line after the program, per `side-variant`; `{out}` is the run folder.
+    # Default: `--variant V --out {out}`, the lab's convention.
+    arguments: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # Set by the catalog from the folder: its path from the checkout, its compile-fail cases.
     folder: str = ""
     compile_fail: tuple[str, ...] = ()
@@ -100,8 +107,12 @@ class Experiment:
     def burn_binary(self) -> str:
         return self.id
 
+    def program_arguments(self, side: str, variant: str, out: str) -> list[str]:
+        given = dict(self.arguments).get(f"{side}-{variant}", ("--variant", variant, "--out", "{out}"))
+        return [arg.replace("{out}", out) for arg in given]
+
     def __post_init__(self):
-        if self.mainline not in MAINLINE:
+        if self.mainline not in MAINLINE and self.kind != "tutorial":
             raise ValueError(f"{self.id}: main-line stage {self.mainline!r} is not one of {MAINLINE}")
         if self.kind not in KINDS:
             raise ValueError(f"{self.id}: kind {self.kind!r} is not one of {KINDS}")

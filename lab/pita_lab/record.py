@@ -101,6 +101,8 @@ class RunRecord:
     compile_fail: list[CompileFailRun]
     sources: list[SourceLocation]
     claims: list[ClaimResult]
+    # `pita trace` runs (a tutorial's): the command as a user runs it, its report, its JSON result.
+    traces: list[ComparisonRun] = field(default_factory=list)
     format: str = RECORD_FORMAT
 
     @property
@@ -112,6 +114,9 @@ class RunRecord:
 
     def comparison(self, reference: str, candidate: str) -> ComparisonRun:
         return next(c for c in self.comparisons if (c.reference, c.candidate) == (reference, candidate))
+
+    def trace(self, reference: str, candidate: str) -> ComparisonRun:
+        return next(t for t in self.traces if (t.reference, t.candidate) == (reference, candidate))
 
     def save(self, path: str | Path) -> None:
         data = {"ok": self.ok, **asdict(self)}
@@ -130,5 +135,6 @@ class RunRecord:
             compile_fail=[CompileFailRun(**c) for c in data["compile_fail"]],
             sources=[SourceLocation(**s) for s in data["sources"]],
             claims=[ClaimResult(**c) for c in data["claims"]],
+            traces=[ComparisonRun(**t) for t in data.get("traces", [])],
             format=data.get("format", RECORD_FORMAT),
         )

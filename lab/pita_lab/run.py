@@ -114,6 +114,7 @@ def collect(experiment: Experiment, root: Path, out: Path) -> RunRecord:
     programs = [run_torch(experiment, root, out, v) for v in experiment.torch_variants]
     programs += [run_burn(experiment, root, out, v) for v in experiment.burn_variants]
     comparisons = [run_compare(root, out, ref, cand) for ref, cand in experiment.comparisons]
+    traces = [run_trace(out, ref, cand) for ref, cand in experiment.traces]
     progress(f"building compile-fail cases: {', '.join(experiment.compile_fail) or 'none'}")
     compile_failures = [compile_fail.check(root, experiment, case) for case in experiment.compile_fail]
     record = RunRecord(
@@ -125,6 +126,7 @@ def collect(experiment: Experiment, root: Path, out: Path) -> RunRecord:
         compile_fail=compile_failures,
         sources=[locate(root, ref) for ref in experiment.sources],
         claims=[],
+        traces=traces,
     )
     record.claims = [claim.check(record, out) for claim in experiment.claims]
     return record
@@ -138,13 +140,13 @@ def _remove_stale_dumps(experiment: Experiment, out: Path) -> None:
 
 
 def run_torch(experiment: Experiment, root: Path, out: Path, variant: str) -> ProgramRun:
-    command = [sys.executable, experiment.torch_script, "--variant", variant, "--out", str(out)]
+    command = [sys.executable, experiment.torch_script, *experiment.program_arguments("torch", variant, str(out))]
     return _run_program("torch", variant, command, root, out)
 
 
 def run_burn(experiment: Experiment, root: Path, out: Path, variant: str) -> ProgramRun:
     binary = root / "target" / "debug" / experiment.burn_binary
-    command = [str(binary), "--variant", variant, "--out", str(out)]
+    command = [str(binary), *experiment.program_arguments("burn", variant, str(out))]
     return _run_program("burn", variant, command, root, out)
 
 
@@ -169,19 +171,33 @@ def _run_program(side: str, variant: str, command: list[str], root: Path, out: P
     return run
 
 
+def _run_cli(out: Path, verb: str, reference: str, candidate: str, *extra: str) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """`pita <verb> REFERENCE CANDIDATE` run in the run folder as a user runs it; the command as
+    the book shows it. Exit 2 (the dumps are unusable) makes the experiment broken."""
+    files = [f"{reference}.safetensors", f"{candidate}.safetensors"]
+    proc = subprocess.run([sys.executable, "-m", "pita", verb, *files, *extra], cwd=out, capture_output=True, text=True)
+    if proc.returncode == 2:
+        raise UsageError(f"{verb} {reference} {candidate} could not run: {proc.stderr.strip()}")
+    return proc, ["pita", verb, *files]
+
+
 def run_compare(root: Path, out: Path, reference: str, candidate: str) -> ComparisonRun:
     """Runs the CLI as a user would, for its printed lines and exit code, and keeps the result."""
     progress(f"comparing {reference} with {candidate}")
-    ref_path, cand_path = f"{reference}.safetensors", f"{candidate}.safetensors"
-    command = [sys.executable, "-m", "pita", "compare", ref_path, cand_path]
-    proc = subprocess.run(command, cwd=out, capture_output=True, text=True)
-    if proc.returncode == 2:
-        raise UsageError(f"compare {reference} {candidate} could not run: {proc.stderr.strip()}")
-    reference_dump, candidate_dump = read_dump(out / ref_path), read_dump(out / cand_path)
-    reference_dump.source, candidate_dump.source = ref_path, cand_path  # as the CLI, run in OUT, names them
+    proc, display = _run_cli(out, "compare", reference, candidate)
+    reference_dump, candidate_dump = read_dump(out / display[2]), read_dump(out / display[3])
+    reference_dump.source, candidate_dump.source = display[2], display[3]  # as the CLI, run in OUT, names them
     result = compare_dumps(reference_dump, candidate_dump)
-    display = ["pita", "compare", ref_path, cand_path]
     return ComparisonRun(reference=reference, candidate=candidate, command=display, exit_code=proc.returncode, stdout=proc.stdout, result=result.to_dict())
+
+
+def run_trace(out: Path, reference: str, candidate: str) -> ComparisonRun:
+    """`pita trace` run as a user runs it (its report and exit code), with its JSON result."""
+    progress(f"tracing {candidate} against {reference}")
+    proc, display = _run_cli(out, "trace", reference, candidate)
+    result, _ = _run_cli(out, "trace", reference, candidate, "--format", "json")
+    return ComparisonRun(reference=reference, candidate=candidate, command=display, exit_code=proc.returncode,
+                         stdout=proc.stdout, result=json.loads(result.stdout))
 
 
 def _input_sha256(programs: list[ProgramRun]) -> str:
@@ -250,7 +266,8 @@ def summary_table(outcomes: list[Outcome]) -> str:
         verdict = "PASS" if o.ok else ("BROKEN" if o.broken else "FAIL")
         drift = "no record" if o.drift is None else ("CHANGED" if not o.drift.ok else f"same ({len(o.drift.moved)} moved)")
         rows.append((o.experiment, claims, verdict, o.broken or drift))
-    lines = [f"{a:<12}{b:<8}{c:<8}{d}".rstrip() for a, b, c, d in rows]
+    width = max(12, *(len(o.experiment) + 2 for o in outcomes))
+    lines = [f"{a:<{width}}{b:<8}{c:<8}{d}".rstrip() for a, b, c, d in rows]
     failed = [o.experiment for o in outcomes if not o.ok]
     lines.append(f"{len(outcomes) - len(failed)}/{len(outcomes)} experiments hold" + (f"; failing: {', '.join(failed)}" if failed else ""))
     return "\n".join(lines)

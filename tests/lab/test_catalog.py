@@ -28,11 +28,11 @@ def catalog_run(tmp_path_factory):
 def test_every_experiment_holds_all_its_claims(catalog_run):
     out, proc = catalog_run
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    ids = catalog.ids()
+    ids = catalog.ids() + catalog.tutorial_ids()
     assert f"{len(ids)}/{len(ids)} experiments hold" in proc.stdout
 
 
-@pytest.mark.parametrize("experiment_id", catalog.ids())
+@pytest.mark.parametrize("experiment_id", catalog.ids() + catalog.tutorial_ids())
 def test_the_fresh_run_agrees_with_the_committed_record(catalog_run, experiment_id):
     """The drift check: what does not depend on the platform is equal, float figures within the
     experiment's declared tolerance; what moved is printed, and the chapter still renders."""
@@ -49,6 +49,9 @@ def test_every_experiment_has_a_negative_control_and_a_fix():
         kinds = {type(claim).__name__ for claim in experiment.claims}
         assert "Mismatches" in kinds, experiment.id
         assert "Matches" in kinds, experiment.id
+    for tutorial in map(catalog.get, catalog.tutorial_ids()):  # trace must find a planted mistake, and none once fixed
+        traced = [claim for claim in tutorial.claims if type(claim).__name__ == "Traced"]
+        assert any(claim.phase for claim in traced) and any(claim.phase is None for claim in traced), tutorial.id
         assert experiment.mainline in MAINLINE and experiment.kind in KINDS
 
 

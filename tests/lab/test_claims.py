@@ -20,6 +20,7 @@ from pita_lab.claims import (
     ScaledByMetadata,
     SmallerInSize,
     TensorsCompare,
+    Traced,
     Warns,
     panic_message,
 )
@@ -201,3 +202,31 @@ def test_a_claim_that_cannot_observe_its_fact_fails_with_the_reason(claim, tmp_p
     result = claim.check(record(), tmp_path)
     assert not result.ok
     assert result.observed.startswith("cannot observe: ") and str(tmp_path) not in result.observed
+
+
+def traced(exit_code, first=None):
+    result = {"ok": first is None, "first_divergence": first, "phases": []}
+    run = ComparisonRun("torch-record", "burn-port", ["pita", "trace"], exit_code, "", result)
+    rec = record()
+    rec.traces = [run]
+    return rec
+
+
+def test_traced_needs_the_phase_the_tensor_and_the_diagnosis():
+    first = {"phase": "parameters", "name": "param/fc.weight", "introduced": True, "diagnosis": [{"kind": "transpose"}]}
+    claim = Traced("t", "", "torch-record", "burn-port", phase="parameters", name="param/fc.weight", kind="transpose")
+    assert check(claim, traced(1, first))
+    assert not check(claim, traced(0, first))
+    assert not check(claim, traced(1, {**first, "phase": "forward"}))
+    assert not check(claim, traced(1, {**first, "name": "param/fc.bias"}))
+    assert not check(claim, traced(1, {**first, "diagnosis": [{"kind": "scale"}]}))
+    assert not check(claim, traced(0))
+    prefix = Traced("t", "", "torch-record", "burn-port", phase="parameters", name="param/")
+    assert check(prefix, traced(1, first))
+
+
+def test_traced_without_a_phase_claims_no_divergence():
+    claim = Traced("t", "", "torch-record", "burn-port")
+    assert check(claim, traced(0))
+    assert not check(claim, traced(1, {"phase": "step", "name": "step1/w", "diagnosis": []}))
+    assert not check(claim, record())  # no such trace run: cannot observe

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 /// Everything that can go wrong in pita without a panic.
 ///
 /// A guard's `check_*` / `try_*` form returns [`Error::Check`], whose message (its `Display`) is
-/// word for word the one the panicking form panics with. The other variants come from
-/// [`Dump`](crate::dump::Dump).
+/// word for word the one the panicking form panics with. [`Error::Recording`] comes from
+/// [`Recorder`](crate::record::Recorder); the other variants from [`Dump`](crate::dump::Dump).
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
@@ -68,6 +68,13 @@ pub enum Error {
         /// What the serialiser reported.
         message: String,
     },
+    /// A [`Recorder`](crate::record::Recorder) call that breaks the recording convention
+    /// (docs/recording.md): a step numbered out of order, a loss of more than one value, a name
+    /// recorded twice.
+    Recording {
+        /// What was refused, and why.
+        message: String,
+    },
     /// A file could not be read or written.
     Io {
         /// The file.
@@ -103,6 +110,7 @@ impl fmt::Display for Error {
             }
             Error::Read { name, message } => write!(f, "tensor {name:?}: cannot read its data: {message}"),
             Error::Serialize { message } => write!(f, "cannot serialise the dump: {message}"),
+            Error::Recording { message } => f.write_str(message),
             Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
         }
     }

@@ -2,11 +2,16 @@
 //!
 //! # Modules
 //!
-//! Dumps, and the error type:
+//! Dumps, recordings, and the error type:
 //!
 //! - [`dump`] — [`Dump`](dump::Dump), its builder and [`backend_name`](dump::backend_name):
 //!   named tensors in their own dtypes plus provenance, as safetensors and readable JSON.
 //! - [`error`] — [`Error`], what every fallible function returns.
+//! - [`record`] — [`Recorder`](record::Recorder) and [`tap`](record::tap): one training run
+//!   (parameters, the first forward's activations in execution order, loss, gradients, the
+//!   parameters after each step) recorded into a dump under PyTorch's names and layouts, for
+//!   `pita trace` to find the first divergence (docs/recording.md). `Recorder::grads` needs
+//!   the feature `autodiff`.
 //!
 //! Guards, one module each, every one with a panicking form (`#[track_caller]`, for tests and
 //! debug runs) and a form returning `Result<_, Error>` (`check_*`, or `try_*` where the guard
@@ -80,6 +85,7 @@ pub mod load_check;
 pub mod loss_guard;
 pub mod padding_idx;
 pub mod padding_mask;
+pub mod record;
 pub mod same_padding;
 pub mod same_shape;
 pub mod store_origin;

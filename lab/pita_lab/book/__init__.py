@@ -46,7 +46,7 @@ def render_all(root: Path, ids: list[str] | None = None) -> dict[Path, str]:
     """Chapter path -> rendered text, for every experiment that has a record (or only `ids`,
     without the catalog page)."""
     chapters = {}
-    for experiment_id in ids or catalog.ids():
+    for experiment_id in ids or catalog.ids() + catalog.tutorial_ids():
         record_path = book_dir(root) / "records" / f"{experiment_id}.json"
         if record_path.exists():
             chapters[book_dir(root) / f"{experiment_id}.md"] = render_chapter(root, RunRecord.load(record_path))
@@ -73,6 +73,7 @@ def render_catalog(root: Path) -> str:
         mainline_zh=MAINLINE_ZH,
         kind_zh=KIND_ZH,
         experiments=catalog.all_experiments(),
+        tutorials={i: catalog.get(i) for i in catalog.tutorial_ids() if (book_dir(root) / "records" / f"{i}.json").exists()},
         records={r["id"]: RunRecord.load(book_dir(root) / "records" / f"{r['id']}.json") for r in rows if r["status"] != "not run"},
     )
 
@@ -80,7 +81,7 @@ def render_catalog(root: Path) -> str:
 def _environment() -> jinja2.Environment:
     environment = jinja2.Environment(
         # Shared layouts by name (`layout.md.j2`), chapters by folder (`p12-…/chapter.md.j2`).
-        loader=jinja2.FileSystemLoader([TEMPLATES, catalog.experiments_dir()]),
+        loader=jinja2.FileSystemLoader([TEMPLATES, catalog.experiments_dir(), catalog.examples_dir()]),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
@@ -168,7 +169,7 @@ def check(ids: list[str] | None = None) -> int:
 def _run_records(runs: Path, ids: list[str]) -> dict[str, Path]:
     """experiment id -> record.json in a folder `pita run` wrote: `runs/<id>/record.json`, or
     `runs/record.json` itself when it was one experiment's `--out`."""
-    known = set(catalog.ids())
+    known = set(catalog.ids() + catalog.tutorial_ids())
     found = {p.parent.name: p for p in sorted(runs.glob("*/record.json")) if p.parent.name in known}
     if (runs / "record.json").exists():
         found.setdefault(RunRecord.load(runs / "record.json").experiment, runs / "record.json")
@@ -177,7 +178,8 @@ def _run_records(runs: Path, ids: list[str]) -> dict[str, Path]:
         raise UsageError(f"{runs}: no run record for {', '.join(missing)} (run `pita run {' '.join(missing)}` first)")
     if not found:
         raise UsageError(f"{runs}: no run records (run `pita run p12` or `pita run --all` first)")
-    return {i: found[i] for i in (ids or sorted(found, key=catalog.order_key))}
+    everything = catalog.ids() + catalog.tutorial_ids()
+    return {i: found[i] for i in (ids or sorted(found, key=everything.index))}
 
 
 def drift_from_committed(root: Path, record: RunRecord):

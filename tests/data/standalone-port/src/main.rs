@@ -1,14 +1,60 @@
 //! A tiny port that dumps one tensor of each dtype a dump holds, for `pita compare`:
 //! `standalone-port OUT_DIR` writes OUT_DIR/burn-port.safetensors and OUT_DIR/burn-port.json.
+//! It also records one training step of a tiny model with `pita::record` (docs/recording.md),
+//! for `pita trace`: OUT_DIR/burn-record.safetensors and OUT_DIR/burn-record.json.
 //!
 //! The values are those tests/test_rust_crate_standalone.py builds with numpy: x = 0.1·k − 0.5
 //! (k = 0..6, computed in f64, rounded to f32), y = 2x + 1 computed on the device in f32, and
 //! y rounded to bf16 and f16 by burn's cast.
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use burn::module::Module;
+use burn::nn::{Linear, LinearConfig};
+use burn::optim::{GradientsParams, SgdConfig};
+use burn::tensor::activation::relu;
 use burn::tensor::{Bool, DType, Device, FloatDType, Int, Tensor, TensorData};
 use pita::dump::Dump;
 use pita::guard::try_backward_scalar;
+use pita::record::{tap, Recorder};
+
+/// The model a port would have, its fields named as the PyTorch attributes.
+#[derive(Module, Debug)]
+struct Tiny {
+    fc1: Linear,
+    fc2: Linear,
+}
+
+impl Tiny {
+    fn forward(&self, x: Tensor<2>) -> Tensor<2> {
+        let x = self.fc1.forward(x);
+        tap("fc1", &x); // a no-op unless a recorder listens
+        let x = self.fc2.forward(relu(x));
+        tap("fc2", &x);
+        x
+    }
+}
+
+/// One step of SGD (lr 0.1) on a mean squared error, recorded under PyTorch's names and layouts.
+fn record(out: &Path, device: &Device) -> Result<PathBuf, Box<dyn std::error::Error>> {
+    let mut model = Tiny { fc1: LinearConfig::new(3, 4).init(device), fc2: LinearConfig::new(4, 1).init(device) };
+    let inputs = Tensor::<2>::from_floats([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], device);
+    let targets = Tensor::<2>::from_floats([[1.0], [0.0]], device);
+    model.forward(inputs.clone()); // not recorded: nobody listens yet
+
+    let mut recorder = Recorder::new().torch_names(true);
+    recorder.params(&model)?;
+    let loss = {
+        let _listening = recorder.listen();
+        (model.forward(inputs) - targets).powi_scalar(2).mean()
+    };
+    recorder.loss(1, &loss)?;
+    let grads = loss.backward();
+    recorder.grads(&model, &grads)?;
+    let grads = GradientsParams::from_grads(grads, &model);
+    model = SgdConfig::new().init().step(0.1, model, grads);
+    recorder.step(1, &model)?;
+    Ok(recorder.into_dump(Dump::builder().variant("record").experiment("standalone"))?.write(out)?)
+}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out = PathBuf::from(std::env::args().nth(1).ok_or("usage: standalone-port OUT_DIR")?);
@@ -37,5 +83,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .tensor("x.grad", x_grad)?;
     let path = dump.write(&out)?;
     println!("wrote {} ({} tensors, backend {})", path.display(), dump.len(), dump.metadata()["backend"]);
+    println!("recorded {}", record(&out, &device)?.display());
     Ok(())
 }
