@@ -356,8 +356,10 @@ impl Dump {
             .map(|(name, t)| TensorView::new(t.dtype, t.shape.clone(), &t.bytes).map(|view| (name.as_str(), view)))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| Error::Serialize { message: e.to_string() })?;
-        let metadata: HashMap<String, String> = self.written_metadata().into_iter().collect();
-        safetensors::serialize(views, Some(metadata)).map_err(|e| Error::Serialize { message: e.to_string() })
+        let metadata = self.written_metadata();
+        let bytes = safetensors::serialize(views, Some(metadata.clone().into_iter().collect::<HashMap<_, _>>()))
+            .map_err(|e| Error::Serialize { message: e.to_string() })?;
+        sorted_header(bytes, &metadata).map_err(|message| Error::Serialize { message })
     }
 
     /// The readable JSON form (docs/dump-format.md): per tensor its dtype, shape and values,
@@ -375,6 +377,28 @@ impl Dump {
         metadata.entry("backend".to_string()).or_insert_with(|| "unknown".to_string());
         metadata
     }
+}
+
+/// The same file with its header written in a fixed order: `__metadata__` sorted by key, then
+/// the tensors by name. The safetensors crate takes the metadata as a `HashMap`, whose order
+/// changes from run to run, so the same dump would otherwise not give the same bytes.
+fn sorted_header(bytes: Vec<u8>, metadata: &BTreeMap<String, String>) -> Result<Vec<u8>, String> {
+    let length = u64::from_le_bytes(bytes[..8].try_into().map_err(|_| "no header length")?) as usize;
+    let parsed: BTreeMap<String, Value> = serde_json::from_slice(&bytes[8..8 + length]).map_err(|e| e.to_string())?;
+    // Maps filled in sorted order: sorted whether serde_json keeps insertion order or sorts.
+    let mut header = Map::new();
+    let sorted_metadata: Map<String, Value> = metadata.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+    header.insert("__metadata__".to_string(), Value::Object(sorted_metadata));
+    header.extend(parsed.into_iter().filter(|(name, _)| name != "__metadata__"));
+    let mut text = serde_json::to_string(&Value::Object(header)).map_err(|e| e.to_string())?;
+    while text.len() % 8 != 0 {
+        text.push(' '); // safetensors pads the header to 8 bytes, so the data stays aligned
+    }
+    let mut out = Vec::with_capacity(8 + text.len() + bytes.len() - 8 - length);
+    out.extend_from_slice(&(text.len() as u64).to_le_bytes());
+    out.extend_from_slice(text.as_bytes());
+    out.extend_from_slice(&bytes[8 + length..]);
+    Ok(out)
 }
 
 fn check_name(name: &str, tensors: &BTreeMap<String, DumpTensor>) -> Result<(), Error> {
@@ -628,6 +652,27 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_same_dump_gives_the_same_bytes() {
+        let build = || {
+            let mut builder = Dump::builder().variant("check").experiment("p00").backend("test");
+            for key in ["a", "b", "c", "d", "e", "f"] {
+                builder = builder.metadata(key, key);
+            }
+            let mut dump = builder.build().unwrap();
+            dump.data("w", burn::tensor::TensorData::new(vec![1.0f32, 2.0], [2])).unwrap();
+            dump.safetensors_bytes().unwrap()
+        };
+        let first = build();
+        for _ in 0..8 {
+            assert_eq!(build(), first); // HashMap order differs between instances
+        }
+        let tensors = safetensors::SafeTensors::deserialize(&first).unwrap();
+        assert_eq!(tensors.tensor("w").unwrap().data().len(), 8);
+        let (_, meta) = safetensors::SafeTensors::read_metadata(&first).unwrap();
+        assert_eq!(meta.metadata().as_ref().unwrap()["c"], "c");
+    }
     use burn::tensor::{Bool, Int};
 
     fn device() -> Device {
