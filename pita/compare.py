@@ -152,6 +152,17 @@ def check_same_inputs(reference: Dump, candidate: Dump) -> None:
         )
 
 
+def without_load_audit(dump: Dump) -> Dump:
+    """A recording (docs/recording.md) without its `init/` tensors: the values before loading,
+    which only trace's load audit reads. Any other dump as it is."""
+    if "recording" not in dump.metadata or not any(name.startswith("init/") for name in dump.tensors):
+        return dump
+    tensors = {name: t for name, t in dump.tensors.items() if not name.startswith("init/")}
+    skipped = len(dump.tensors) - len(tensors)
+    notes = [*getattr(dump, "notes", []), f"{skipped} init/ tensor(s) not compared: the values before loading, read by pita trace's load audit"]
+    return Dump(tensors=tensors, metadata=dump.metadata, source=dump.source, notes=notes)
+
+
 def compare_dumps(
     reference: Dump,
     candidate: Dump,
@@ -163,6 +174,7 @@ def compare_dumps(
 ) -> ComparisonResult:
     if not allow_input_mismatch:
         check_same_inputs(reference, candidate)
+    reference, candidate = without_load_audit(reference), without_load_audit(candidate)
     rules = rules or Rules()
     reference_tensors, reference_mappings = rules.apply(reference.tensors, "reference")
     candidate_tensors, candidate_mappings = rules.apply(candidate.tensors, "candidate")
