@@ -152,15 +152,24 @@ def check_same_inputs(reference: Dump, candidate: Dump) -> None:
         )
 
 
-def without_load_audit(dump: Dump) -> Dump:
-    """A recording (docs/recording.md) without its `init/` tensors: the values before loading,
-    which only trace's load audit reads. Any other dump as it is."""
-    if "recording" not in dump.metadata or not any(name.startswith("init/") for name in dump.tensors):
-        return dump
+def without_init(dump: Dump) -> tuple[Dump, int]:
+    """The dump without its `init/` tensors (a recording's values before loading, which only
+    trace's load audit reads, docs/recording.md), and how many it had."""
     tensors = {name: t for name, t in dump.tensors.items() if not name.startswith("init/")}
     skipped = len(dump.tensors) - len(tensors)
-    notes = [*getattr(dump, "notes", []), f"{skipped} init/ tensor(s) not compared: the values before loading, read by pita trace's load audit"]
-    return Dump(tensors=tensors, metadata=dump.metadata, source=dump.source, notes=notes)
+    if not skipped:
+        return dump, 0
+    return Dump(tensors=tensors, metadata=dump.metadata, source=dump.source, notes=list(getattr(dump, "notes", []))), skipped
+
+
+def _as_compared(dump: Dump) -> Dump:
+    """A recording leaves its `init/` tensors out, with a note; any other dump as it is."""
+    if "recording" not in dump.metadata:
+        return dump
+    compared, skipped = without_init(dump)
+    if skipped:
+        compared.notes.append(f"{skipped} init/ tensor(s) not compared: the values before loading, read by pita trace's load audit")
+    return compared
 
 
 def compare_dumps(
@@ -174,7 +183,7 @@ def compare_dumps(
 ) -> ComparisonResult:
     if not allow_input_mismatch:
         check_same_inputs(reference, candidate)
-    reference, candidate = without_load_audit(reference), without_load_audit(candidate)
+    reference, candidate = _as_compared(reference), _as_compared(candidate)
     rules = rules or Rules()
     reference_tensors, reference_mappings = rules.apply(reference.tensors, "reference")
     candidate_tensors, candidate_mappings = rules.apply(candidate.tensors, "candidate")

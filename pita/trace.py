@@ -45,7 +45,7 @@ import re
 from dataclasses import asdict, dataclass, field
 
 from pita.align import Rules
-from pita.compare import ComparisonResult, TensorResult, Tolerance, compare_dumps
+from pita.compare import ComparisonResult, TensorResult, Tolerance, compare_dumps, without_init
 from pita.dump import Dump
 from pita.errors import UsageError
 from pita.report import json_text, tensor_lines
@@ -220,7 +220,7 @@ def trace_dumps(reference: Dump, candidate: Dump, tolerance: Tolerance | None = 
     notes = []
     if any(name.startswith("init/") for name in reference.tensors):
         notes.append("reference: init/ tensors are not compared (the load audit reads the candidate's)")
-    comparison = compare_dumps(_without_init(reference), _without_init(candidate), tolerance,
+    comparison = compare_dumps(without_init(reference)[0], without_init(candidate)[0], tolerance,
                                allow_input_mismatch=allow_input_mismatch, rules=rules)
     notes += comparison.notes
     order, order_notes = _execution_order(reference, rules, comparison)
@@ -262,11 +262,6 @@ def _check_recording(side: str, dump: Dump) -> None:
     if version is None and not any(_CONVENTION.match(name) for name in dump.tensors):
         raise UsageError(f"{side} {dump.source or 'dump'} is not a recording: no 'recording' metadata and no param/, act/ or "
                          "loss/ tensors (record a run with pita.torch.record or pita::record::Recorder, docs/recording.md)")
-
-
-def _without_init(dump: Dump) -> Dump:
-    tensors = {name: t for name, t in dump.tensors.items() if not name.startswith("init/")}
-    return Dump(tensors=tensors, metadata=dump.metadata, source=dump.source, notes=list(getattr(dump, "notes", [])))
 
 
 def _renamed(rules: Rules, names, side: str) -> dict[str, str]:

@@ -89,15 +89,15 @@ def load(folder: Path, tutorial: bool = False) -> Experiment:
         raise UsageError(f"{place}/{folder.name}: missing {', '.join(missing)} (see docs/adding-an-experiment.md)")
     experiment_id = folder.name if tutorial else FOLDER.match(folder.name).group(1)
     name = f"pita_lab.experiments.{experiment_id}".replace("-", "_")
-    spec = importlib.util.spec_from_file_location(name.replace("-", "_"), folder / "experiment.py")
+    spec = importlib.util.spec_from_file_location(name, folder / "experiment.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses and pickling look a class's module up there
     spec.loader.exec_module(module)
     experiment = getattr(module, "EXPERIMENT", None)
     if not isinstance(experiment, Experiment):
-        raise UsageError(f"experiments/{folder.name}/experiment.py defines no EXPERIMENT = Experiment(...)")
+        raise UsageError(f"{place}/{folder.name}/experiment.py defines no EXPERIMENT = Experiment(...)")
     if experiment.id != experiment_id:
-        raise UsageError(f"experiments/{folder.name}/experiment.py defines experiment {experiment.id!r}, not {experiment_id!r}")
+        raise UsageError(f"{place}/{folder.name}/experiment.py defines experiment {experiment.id!r}, not {experiment_id!r}")
     if (experiment.kind == "tutorial") != tutorial:
         raise UsageError(f"{place}/{folder.name}/experiment.py: kind 'tutorial' belongs under examples/, every other kind under experiments/")
     return dataclasses.replace(experiment, folder=f"{place}/{folder.name}", compile_fail=compile_fail_cases(folder))
