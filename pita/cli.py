@@ -24,6 +24,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     compare = commands.add_parser("compare", help="compare two dumps (reference first)")
     _comparison_options(compare, reference64=True)
+    compare.add_argument("--histogram", action="store_true",
+                         help="add to each float tensor of the JSON result its ULP histogram (ulp_histogram: edges, counts, "
+                              "unbounded; log2 bins 0, 1, 2-3, 4-7, ...) and to each failing tensor its error map (error_map: "
+                              "shape, view, cells, grid of the largest |diff| per block, at most 64x64)")
+    compare.add_argument("--html", metavar="FILE",
+                         help="also write the comparison as one self-contained HTML page: the table, the ULP histograms, "
+                              "and where each failing tensor's errors sit (implies --histogram)")
     compare.set_defaults(handler=_compare)
 
     trace = commands.add_parser("trace", help="walk two recordings of a training run to the first divergence (reference first)")
@@ -73,10 +80,29 @@ def _compare(args) -> int:
     tolerance, rules = _tolerance_and_rules(args)
     reference, candidate = read_dump(args.reference), read_dump(args.candidate)
     reference64 = read_dump(args.reference64) if args.reference64 else None
+    html_path = _checked_output(args.html) if args.html else None
     result = compare_dumps(reference, candidate, tolerance, allow_input_mismatch=args.allow_input_mismatch,
-                           rules=rules, reference64=reference64)
+                           rules=rules, reference64=reference64, distributions=args.histogram or bool(args.html))
+    if html_path:
+        from pita.dump import write_atomically
+        from pita.report_html import render_html
+
+        write_atomically(html_path, render_html(result).encode())
     sys.stdout.write(render_json(result) if args.format == "json" else render_text(result))
     return 0 if result.ok else 1
+
+
+def _checked_output(path: str):
+    """An output path that can be written, checked before the comparison runs (a long one would
+    otherwise end in the error): a file in an existing folder, not a folder itself."""
+    from pathlib import Path
+
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"--html {path}: is a folder, not a file")
+    if not target.parent.is_dir():
+        raise UsageError(f"--html {path}: folder {target.parent} does not exist")
+    return target
 
 
 def _trace(args) -> int:

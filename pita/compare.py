@@ -19,6 +19,7 @@ import numpy as np
 from pita import diagnose
 from pita.align import Rules, align
 from pita.diagnose.base import Diagnosis, differ_only_in_size_one_axes
+from pita.distribution import measure_distribution
 from pita.dtypes import FLOATS, dtype_name, widen
 from pita.dump import Dump
 from pita.errors import UsageError
@@ -97,6 +98,10 @@ class TensorResult:
     float64: dict | None = None  # each side's error against a float64 reference run
     notes: list[str] = field(default_factory=list)
     diagnosis: list[Diagnosis] = field(default_factory=list)
+    # Asked for (`distributions=True`): the ULP histogram of a float pair, the error map of a failing
+    # pair (pita.distribution); left out of the JSON when not measured.
+    ulp_histogram: dict | None = None
+    error_map: dict | None = None
 
     @property
     def shape_conflict(self) -> bool:
@@ -105,6 +110,9 @@ class TensorResult:
     def to_dict(self) -> dict:
         data = asdict(self)
         data["diagnosis"] = [d.to_dict() for d in self.diagnosis]
+        for key in ("ulp_histogram", "error_map"):
+            if data[key] is None:
+                del data[key]
         return data
 
 
@@ -180,7 +188,10 @@ def compare_dumps(
     allow_input_mismatch: bool = False,
     rules: Rules | None = None,
     reference64: Dump | None = None,
+    distributions: bool = False,
 ) -> ComparisonResult:
+    """Every aligned pair measured; with `distributions`, also each float pair's ULP histogram and
+    each failing pair's error map (one more streaming pass per pair)."""
     if not allow_input_mismatch:
         check_same_inputs(reference, candidate)
     reference, candidate = _as_compared(reference), _as_compared(candidate)
@@ -203,6 +214,8 @@ def compare_dumps(
             result.would_pass = would_pass(result, own, in_rules_file=source == "rules")
         if name in exact and not result.shape_conflict:
             result.float64 = float64_errors(exact[name], ours, theirs)
+        if distributions and not result.shape_conflict:
+            result.ulp_histogram, result.error_map = measure_distribution(ours, theirs, error_map=not result.ok)
         tensors.append(result)
     diagnose.corroborate([t.diagnosis for t in tensors])
     return ComparisonResult(

@@ -222,6 +222,13 @@ def write_dump(dump: Dump, path: str | os.PathLike) -> Path:
     return path
 
 
+def _umask() -> int:
+    """The process's umask (it can only be read by setting it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_atomically(path: str | os.PathLike, data: bytes) -> None:
     """Writes `data` to a temporary file in the same folder, flushed to disk, then renames it over
     `path`: a reader sees the old file or the new one, never part of one. A write that fails (a
@@ -236,6 +243,7 @@ def write_atomically(path: str | os.PathLike, data: bytes) -> None:
         with os.fdopen(fd, "wb") as file:
             file.write(data)
             file.flush()
+            os.fchmod(file.fileno(), 0o666 & ~_umask())  # mkstemp's 0600 would hide the file from others
             os.fsync(file.fileno())
         os.replace(temporary, path)
     except BaseException as error:

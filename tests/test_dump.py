@@ -574,3 +574,12 @@ def test_the_fuzz_target_finds_no_crash_in_a_short_run():
     spec.loader.exec_module(fuzz)
     counts = fuzz.run(iterations=400, seconds=None, seed=12345, quiet=True)
     assert "crashed" not in counts and counts["tried"] == 400 and counts["refused"] > 0 and counts["read"] > 0
+
+
+def test_a_written_file_gets_the_mode_the_umask_allows_not_mkstemps_private_one(tmp_path):
+    previous = os.umask(0o027)
+    try:
+        pita.dump.write_atomically(tmp_path / "report.html", b"<html></html>")
+    finally:
+        os.umask(previous)
+    assert (tmp_path / "report.html").stat().st_mode & 0o777 == 0o640

@@ -14,8 +14,9 @@ from pita.dump import Dump, write_dump
 from pita.stats import JIT_MIN
 
 HEAVY = ("torch", "numba", "jinja2", "pita_lab")
-LIBRARY = ("pita", "pita.align", "pita.cli", "pita.compare", "pita.diagnose", "pita.dtypes", "pita.dump", "pita.errors",
-           "pita.files", "pita.filetensor", "pita.parity", "pita.report", "pita.stats", "pita.torch", "pita.torch_dump")
+LIBRARY = ("pita", "pita.align", "pita.cli", "pita.compare", "pita.diagnose", "pita.distribution", "pita.dtypes", "pita.dump",
+           "pita.errors", "pita.files", "pita.filetensor", "pita.parity", "pita.report", "pita.report_html", "pita.stats", "pita.torch",
+           "pita.torch_dump")
 
 
 def python(code: str, *args, cwd) -> subprocess.CompletedProcess:

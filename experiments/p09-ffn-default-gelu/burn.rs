@@ -57,7 +57,10 @@ fn main() -> Result<(), pita::Error> {
     println!("hidden {:?}", values(hidden.clone()));
     println!("out {:?}", values(out.clone()));
 
-    let mut dump = dump_builder("p09", &args.variant, &input_sha256, &device).build()?;
+    // the activation as the config holds it, for the defaults table
+    let mut dump = dump_builder("p09", &args.variant, &input_sha256, &device)
+        .metadata("activation", format!("{:?}", config.activation))
+        .build()?;
     dump.tensor("hidden", hidden)?.tensor("out", out)?;
     dump.write(&args.out)?;
     Ok(())

@@ -39,7 +39,8 @@ def main():
     print("hidden", hidden.reshape(-1).tolist())
     print("out", out.reshape(-1).tolist())
     write_torch_dump(args.out / f"torch-{args.variant}.safetensors", {"hidden": hidden, "out": out},
-                     experiment="p09", variant=args.variant, input_sha256=input_sha256)
+                     experiment="p09", variant=args.variant, input_sha256=input_sha256,
+                     activation=layer.activation.__name__)  # the default layer's own, for the defaults table
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ fn main() -> Result<(), pita::Error> {
     let device = device();
     let input_sha256 = inputs_sha256(&[&IMAGE]);
     let x = tensor(&IMAGE, [1, 1, 2, 2], &device); // [N, C, H, W]
-    let out = match args.variant.as_str() {
+    let (out, align_corners) = match args.variant.as_str() {
         "port" => {
             // book:begin port
             let upsample = Interpolate2dConfig::new()
@@ -27,7 +27,7 @@ fn main() -> Result<(), pita::Error> {
             let out = upsample.forward(x);
             // book:end
             println!("Interpolate2d align_corners: {}", upsample.align_corners);
-            out
+            (out, upsample.align_corners)
         }
         "fn-port" => {
             // book:begin fn_port
@@ -35,10 +35,11 @@ fn main() -> Result<(), pita::Error> {
             options.output_size = Some(SIZE);
             // book:end
             println!("InterpolateOptions align_corners: {}", options.align_corners);
+            let align_corners = options.align_corners;
             // book:begin fn_forward
             let out = interpolate(x, options);
             // book:end
-            out
+            (out, align_corners)
         }
         "fixed" => {
             // book:begin fixed
@@ -50,14 +51,17 @@ fn main() -> Result<(), pita::Error> {
             let out = upsample.forward(x);
             // book:end
             println!("Interpolate2d align_corners: {}", upsample.align_corners);
-            out
+            (out, upsample.align_corners)
         }
         _ => unreachable!("Args::parse accepts only the listed variants"),
     };
     for row in values(out.clone()).chunks(SIZE[1]) {
         println!("out row {row:?}");
     }
-    let mut dump = dump_builder("p10", &args.variant, &input_sha256, &device).build()?;
+    // the setting the layer or the options held, for the defaults table
+    let mut dump = dump_builder("p10", &args.variant, &input_sha256, &device)
+        .metadata("align_corners", align_corners)
+        .build()?;
     dump.tensor("out", out)?;
     dump.write(&args.out)?;
     Ok(())

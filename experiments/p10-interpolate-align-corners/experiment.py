@@ -1,6 +1,6 @@
 """p10: burn's bilinear interpolation defaults to align_corners = true; PyTorch's to False."""
 
-from pita_lab.experiment import Accepts, Experiment, Matches, Mismatches, SourceRef
+from pita_lab.experiment import Accepts, DefaultsDiffer, Experiment, Matches, Mismatches, SourceRef
 
 
 def magnitude(record) -> str:
@@ -14,6 +14,8 @@ EXPERIMENT = Experiment(
     title="双线性插值默认对齐角点，PyTorch 默认不对齐",
     mainline="forward",
     kind="silent",
+    symptoms=("forward-wrong",),
+    related=("p10a",),
     torch_variants=("ref",),
     burn_variants=("port", "fn-port", "fixed"),
     comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port"), ("torch-ref", "burn-fn-port")),
@@ -27,6 +29,12 @@ EXPERIMENT = Experiment(
     claims=(
         Accepts("torch-runs", "PyTorch 的 `F.interpolate`（bilinear）用默认的 `align_corners` 正常运行", "torch", "ref"),
         Accepts("burn-port-runs", "burn 的 `Interpolate2d`（Linear 模式）用默认配置正常运行", "burn", "port"),
+        DefaultsDiffer("align-corners-differs", "默认的 `align_corners` 两边不同（PyTorch 从 `F.interpolate` 的签名读出）",
+                       "torch-ref", "burn-port", "align_corners",
+                       "插值的 `align_corners`（`Interpolate2dConfig` / `F.interpolate`；PyTorch 的 `None` 按 `False` 算）"),
+        DefaultsDiffer("fn-align-corners-differs", "`InterpolateOptions::new` 的 `align_corners` 和 `F.interpolate` 也不同",
+                       "torch-ref", "burn-fn-port", "align_corners",
+                       "插值函数的 `align_corners`（`InterpolateOptions::new` / `F.interpolate`）"),
         Mismatches("negative-control", "burn-port（`Interpolate2d` 默认配置）对 torch-ref 报 MISMATCH", "torch-ref", "burn-port"),
         Mismatches("fn-port-differs-too", "burn-fn-port（`InterpolateOptions::new` 默认值）对 torch-ref 报 MISMATCH",
                    "torch-ref", "burn-fn-port"),

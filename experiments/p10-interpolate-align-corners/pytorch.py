@@ -1,5 +1,7 @@
 """p10, PyTorch side: bilinear upsampling 2×2 → 4×4 with F.interpolate's default align_corners."""
 
+import inspect
+
 import torch
 import torch.nn.functional as F
 
@@ -24,7 +26,8 @@ def main():
     for row in out[0, 0].tolist():
         print("out row", row)
     write_torch_dump(args.out / f"torch-{args.variant}.safetensors", {"out": out},
-                     experiment="p10", variant=args.variant, input_sha256=input_sha256)
+                     experiment="p10", variant=args.variant, input_sha256=input_sha256,
+                     align_corners=inspect.signature(F.interpolate).parameters["align_corners"].default)  # for the defaults table
 
 
 if __name__ == "__main__":

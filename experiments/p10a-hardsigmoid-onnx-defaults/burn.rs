@@ -39,7 +39,10 @@ fn main() -> Result<(), pita::Error> {
     let swish = hard_swish(x); // burn's hard_swish, for contrast: x · hard_sigmoid(x, 1/6, 0.5)
     // book:end
     println!("hard_swish {:?}", values(swish.clone()));
-    let mut dump = dump_builder("p10a", &args.variant, &input_sha256, &device).build()?;
+    // the slope the layer holds, for the defaults table
+    let mut dump = dump_builder("p10a", &args.variant, &input_sha256, &device)
+        .metadata("alpha", layer.alpha)
+        .build()?;
     dump.tensor("x", input)?.tensor("out", out)?.tensor("hard_swish", swish)?;
     dump.write(&args.out)?;
     Ok(())

@@ -25,7 +25,13 @@ def main():
     print("out", out.tolist())
     print("hard_swish", swish.tolist())
     write_torch_dump(args.out / f"torch-{args.variant}.safetensors", {"x": x, "out": out, "hard_swish": swish},
-                     experiment="p10a", variant=args.variant, input_sha256=input_sha256)
+                     experiment="p10a", variant=args.variant, input_sha256=input_sha256, alpha=slope_at_zero())
+
+
+def slope_at_zero() -> float:
+    """nn.Hardsigmoid has no alpha to read: its slope is the derivative at 0, in float64."""
+    probe = torch.zeros((), dtype=torch.float64, requires_grad=True)
+    return torch.autograd.grad(torch.nn.Hardsigmoid()(probe), probe)[0].item()
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pita_lab.experiment import Accepts, Diagnosed, Experiment, Matches, Mismatches, PairClaim, SourceRef
+from pita_lab.experiment import Accepts, DefaultsDiffer, Diagnosed, Experiment, Matches, Mismatches, PairClaim, SourceRef
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,8 @@ EXPERIMENT = Experiment(
     title="RmsNorm 默认 epsilon 比 PyTorch 大，小激活被压小",
     mainline="forward",
     kind="silent",
+    symptoms=("forward-wrong",),
+    related=("p10a", "p20"),
     torch_variants=("ref",),
     burn_variants=("port", "fixed"),
     comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port")),
@@ -51,6 +53,8 @@ EXPERIMENT = Experiment(
     claims=(
         Accepts("torch-runs", "PyTorch 的 `nn.RMSNorm(4)` 以 `eps=None` 正常运行", "torch", "ref"),
         Accepts("burn-port-runs", "burn 默认配置的 `RmsNorm` 正常运行", "burn", "port"),
+        DefaultsDiffer("epsilon-differs", "默认的 epsilon 两边不同（PyTorch 的 `eps=None` 按 `torch.finfo` 取值）", "torch-ref", "burn-port",
+                       "epsilon", "RMSNorm 的 epsilon（`RmsNormConfig` / `nn.RMSNorm`；PyTorch 的 `eps=None` 取 `torch.finfo(float32).eps`）"),
         Mismatches("negative-control", "burn-port 对 torch-ref 报 MISMATCH", "torch-ref", "burn-port"),
         Diagnosed("compare-finds-scale", "compare 在小激活的输出上诊断出 scale",
                   "torch-ref", "burn-port", "scale", tensors=("out.small",)),

@@ -6,9 +6,11 @@ from pita_lab.experiment import Accepts, Experiment, Matches, Mismatches, Source
 
 
 def magnitude(record) -> str:
+    """The catalog's figure, which the chapter's summary quotes too: each figure names its tensor."""
     rows = {t["name"]: t for t in record.comparison("torch-accumulate", "burn-port").result["tensors"]}
     micro = record.program("torch", "accumulate").metadata["micro_batches"]
-    return f"只用了 {micro} 个微批中的最后一个：梯度差 {rows['weight.grad']['max_abs_diff']:.3g}，更新后权重差 {rows['weight.step1']['max_abs_diff']:.3g}"
+    return (f"只用了 {micro} 个微批中的最后一个：`weight.grad` 差 {rows['weight.grad']['max_abs_diff']:.3g}，"
+            f"更新后的 `weight`（`weight.step1`）差 {rows['weight.step1']['max_abs_diff']:.3g}")
 
 
 EXPERIMENT = Experiment(
@@ -16,6 +18,8 @@ EXPERIMENT = Experiment(
     title="微批梯度累积：burn 的 backward 不累加，直接移植只用了最后一个微批",
     mainline="clipping and accumulation",
     kind="silent",
+    symptoms=("grad-differs", "update-differs"),
+    related=("p16", "p19"),
     torch_variants=("accumulate", "zero-each"),
     burn_variants=("port", "fixed"),
     comparisons=(

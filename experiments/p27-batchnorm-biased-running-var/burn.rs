@@ -1,5 +1,7 @@
-//! p27: one training-mode forward through BatchNorm. burn updates `running_var` with the biased
-//! batch variance (divided by n), PyTorch with the unbiased one (divided by n - 1).
+//! p27: training-mode forwards through BatchNorm. burn updates `running_var` with the biased
+//! batch variance (divided by n), PyTorch with the unbiased one (divided by n - 1): one step
+//! (`port`, `fixed`), and STEPS steps, after which running_var has forgotten its start
+//! (`port-long`, `fixed-long`).
 use burn::module::Module;
 use burn::nn::{BatchNorm, BatchNormConfig};
 use burn::tensor::Tensor;
@@ -10,6 +12,9 @@ use pita_lab::{device, tensor, values};
 // book:begin setup
 const BATCH: usize = 4;
 const FEATURES: usize = 2;
+// book:end
+// book:begin steps
+const STEPS: usize = 200; // training steps of the long run, each on the same batch
 // book:end
 
 // book:begin unbias
@@ -24,8 +29,22 @@ fn unbias_running_var(norm: &BatchNorm, before: Tensor<1>, n: usize) {
 }
 // book:end
 
+/// STEPS training-mode forwards on the same batch, each update unbiased when `fix`.
+fn train_long(norm: &BatchNorm, x: Tensor<2>, fix: bool) {
+    // book:begin long
+    for _ in 0..STEPS {
+        let before = norm.running_var.value_sync();
+        let _y = norm.forward(x.clone());
+        if fix {
+            unbias_running_var(norm, before, BATCH);
+        }
+    }
+    // book:end
+}
+
 fn main() -> Result<(), pita::Error> {
-    let args = pita_lab::args::Args::parse(&["port", "fixed"]);
+    let args = pita_lab::args::Args::parse(&["port", "fixed", "port-long", "fixed-long"]);
+    let long = args.variant.ends_with("-long");
     let device = device(); // Flex wrapped in Autodiff: the training device
     let inputs = ramp(8, 0);
     let input_sha256 = inputs_sha256(&[&inputs]);
@@ -35,13 +54,17 @@ fn main() -> Result<(), pita::Error> {
     let before = norm.running_var.value_sync(); // running_var before this step's forward
     // book:end
 
-    // book:begin step
-    let _y = norm.forward(x.clone()); // a training step's forward: updates the running statistics
-    // book:end
-    if args.variant == "fixed" {
-        // book:begin fixed
-        unbias_running_var(&norm, before.clone(), BATCH);
+    if long {
+        train_long(&norm, x.clone(), args.variant == "fixed-long");
+    } else {
+        // book:begin step
+        let _y = norm.forward(x.clone()); // a training step's forward: updates the running statistics
         // book:end
+        if args.variant == "fixed" {
+            // book:begin fixed
+            unbias_running_var(&norm, before.clone(), BATCH);
+            // book:end
+        }
     }
     // book:begin eval
     let eval_norm = norm.valid();
@@ -57,7 +80,8 @@ fn main() -> Result<(), pita::Error> {
 
     let mut dump = dump_builder("p27", &args.variant, &input_sha256, &device)
         .metadata("batch_size", BATCH)
-        .metadata("momentum", eval_norm.momentum).build()?;
+        .metadata("momentum", eval_norm.momentum)
+        .metadata("steps", if long { STEPS } else { 1 }).build()?;
     dump.tensor("running_var.before", before)?
         .tensor("running_mean", running_mean)?
         .tensor("running_var", running_var)?

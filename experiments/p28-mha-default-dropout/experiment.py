@@ -46,6 +46,8 @@ EXPERIMENT = Experiment(
     title="MultiHeadAttention 默认 dropout 0.1（PyTorch 是 0），训练时注意力权重被丢",
     mainline="train/eval",
     kind="silent",
+    symptoms=("eval-wrong", "forward-wrong"),
+    related=("p09", "p10f", "p25"),
     torch_variants=("ref", "drop"),
     burn_variants=("fixed", "drop", "port"),
     comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port")),
@@ -56,7 +58,7 @@ EXPERIMENT = Experiment(
     magnitude=magnitude,
     claims=(
         DefaultsDiffer("defaults-differ", "注意力 dropout 的默认值：PyTorch 和 burn 记录的值不同",
-                       "torch-ref", "burn-port", "dropout"),
+                       "torch-ref", "burn-port", "dropout", "多头注意力的 `dropout`（`MultiHeadAttentionConfig` / `nn.MultiheadAttention`）"),
         Accepts("burn-port-runs", "burn 用默认配置跑注意力，不报错", "burn", "port"),
         DroppedAfterSoftmax("port-drops-weights", "burn-port：注意力权重是 0 或 softmax ×1/(1-p)",
                             "torch-ref", "burn-port", "weights", "dropout"),

@@ -61,6 +61,7 @@ fn main() -> Result<(), pita::Error> {
     };
     let mut model = net(norm, &WEIGHT, &BIAS, &device);
     let norm_params = model.norm.num_params();
+    let affine = model.norm.affine; // as the layer holds it, for the defaults table
     println!("norm parameters {norm_params}");
     let x = tensor(&inputs, [1, CHANNELS, LENGTH], &device);
     let c = tensor(&targets, [1, CHANNELS, LENGTH], &device);
@@ -83,6 +84,7 @@ fn main() -> Result<(), pita::Error> {
 
     let mut dump = dump_builder("p29", &args.variant, &input_sha256, &device)
         .metadata("norm_params", norm_params)
+        .metadata("affine", affine)
         .metadata("lr", LR)
         .metadata("steps", STEPS).build()?;
     // fc.weight back in PyTorch's [out, in] layout, so the two dumps line up.

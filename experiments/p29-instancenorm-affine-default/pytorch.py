@@ -61,7 +61,7 @@ def main():
     tensors = {"out.step0": out0, f"out.step{STEPS}": out2, "fc.weight": model.fc.weight}
     out_path = args.out / f"torch-{args.variant}.safetensors"
     write_torch_dump(out_path, tensors, experiment="p29", variant=args.variant, input_sha256=input_sha256,
-                     norm_params=norm_params, lr=LR, steps=STEPS)
+                     norm_params=norm_params, affine=model.norm.affine, lr=LR, steps=STEPS)
 
 
 if __name__ == "__main__":

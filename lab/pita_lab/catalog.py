@@ -5,7 +5,9 @@ Each experiment is a folder `experiments/<id>-<what-goes-wrong>/` holding its de
 program (`burn.rs`, a crate of the workspace), its compile-fail cases (`compile_fail/*.rs` with
 their `.stderr` snapshots) and its chapter template (`chapter.md.j2`). Folders are discovered,
 so adding an experiment creates one folder and edits no shared file. `get` imports only the
-declaration it needs; `all_experiments` imports every one."""
+declaration it needs; `all_experiments` imports every one. Tutorials (worked ports under
+examples/) and guides (the book's front and reference pages under guides/, folders shaped like an
+experiment's) are discovered the same way; `chapter_ids` lists every id with a chapter."""
 
 from __future__ import annotations
 
@@ -25,6 +27,10 @@ FOLDER = re.compile(r"^(p(\d+)([a-z]?))-([a-z0-9]+(?:-[a-z0-9]+)*)$")
 FILES = ("experiment.py", "pytorch.py", "burn.rs", "Cargo.toml", "chapter.md.j2")
 # A tutorial under examples/ is a worked port first: its burn side is a crate of its own layout.
 TUTORIAL_FILES = ("experiment.py", "pytorch.py", "chapter.md.j2")
+# A guide under guides/ (a front or reference page of the book) holds what an experiment does.
+GUIDE_FILES = FILES
+# Where each kind's folder lives; every kind not named here lives under experiments/.
+PLACE_OF_KIND = {"tutorial": "examples", "guide": "guides"}
 
 
 def experiments_dir() -> Path:
@@ -47,6 +53,35 @@ def tutorial_folders(directory: Path | None = None) -> dict[str, Path]:
 
 def tutorial_ids() -> list[str]:
     return list(tutorial_folders())
+
+
+def guides_dir() -> Path:
+    return repo_root() / "guides"
+
+
+@cache
+def guide_folders(directory: Path | None = None) -> dict[str, Path]:
+    """Guides: the book's front and reference pages under guides/ (kind "guide"), whose
+    examples run like an experiment's; the id is the folder's name. Every folder there is one,
+    so a half-made guide is refused by `load`, not skipped."""
+    root = directory or guides_dir()
+    if not root.is_dir():
+        return {}
+    return {path.name: path for path in sorted(root.iterdir()) if path.is_dir() and not path.name.startswith((".", "_"))}
+
+
+# The guide every other page assumes has been read; the rest follow by name.
+READ_FIRST = "reading"
+
+
+def guide_ids() -> list[str]:
+    return sorted(guide_folders(), key=lambda guide_id: (guide_id != READ_FIRST, guide_id))
+
+
+def chapter_ids() -> list[str]:
+    """Every id with a chapter, in the book's order: the guides (read first), the experiments
+    along the main line, the tutorials."""
+    return guide_ids() + ids() + tutorial_ids()
 
 
 @cache
@@ -80,34 +115,60 @@ def compile_fail_cases(folder: Path) -> tuple[str, ...]:
     return tuple(sorted(p.stem for p in (folder / "compile_fail").glob("*.rs")))
 
 
-def load(folder: Path, tutorial: bool = False) -> Experiment:
-    """The experiment declared in `folder`, with the paths and cases the folder gives it."""
-    place = "examples" if tutorial else "experiments"
-    needed = TUTORIAL_FILES if tutorial else FILES
+def load(folder: Path, place: str = "experiments") -> Experiment:
+    """The experiment declared in `folder` under `place` (experiments, examples or guides), with
+    the paths and cases the folder gives it."""
+    needed = {"examples": TUTORIAL_FILES, "guides": GUIDE_FILES}.get(place, FILES)
     missing = [name for name in needed if not (folder / name).is_file()]
     if missing:
         raise UsageError(f"{place}/{folder.name}: missing {', '.join(missing)} (see docs/adding-an-experiment.md)")
-    experiment_id = folder.name if tutorial else FOLDER.match(folder.name).group(1)
+    experiment_id = FOLDER.match(folder.name).group(1) if place == "experiments" else folder.name
     name = f"pita_lab.experiments.{experiment_id}".replace("-", "_")
     spec = importlib.util.spec_from_file_location(name, folder / "experiment.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses and pickling look a class's module up there
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except ValueError as error:  # a declaration `Experiment` refuses: unknown stage, kind or symptom
+        raise UsageError(f"{place}/{folder.name}/experiment.py: {error}") from None
     experiment = getattr(module, "EXPERIMENT", None)
     if not isinstance(experiment, Experiment):
         raise UsageError(f"{place}/{folder.name}/experiment.py defines no EXPERIMENT = Experiment(...)")
     if experiment.id != experiment_id:
         raise UsageError(f"{place}/{folder.name}/experiment.py defines experiment {experiment.id!r}, not {experiment_id!r}")
-    if (experiment.kind == "tutorial") != tutorial:
-        raise UsageError(f"{place}/{folder.name}/experiment.py: kind 'tutorial' belongs under examples/, every other kind under experiments/")
+    if PLACE_OF_KIND.get(experiment.kind, "experiments") != place:
+        raise UsageError(f"{place}/{folder.name}/experiment.py: kind {experiment.kind!r} belongs under "
+                         f"{PLACE_OF_KIND.get(experiment.kind, 'experiments')}/ (tutorials under examples/, guides under guides/, "
+                         "every other kind under experiments/)")
     return dataclasses.replace(experiment, folder=f"{place}/{folder.name}", compile_fail=compile_fail_cases(folder))
 
 
 @cache
 def _load(experiment_id: str) -> Experiment:
+    if experiment_id in guide_folders():
+        return check_related(load(guide_folders()[experiment_id], "guides"))
     if experiment_id in tutorial_folders():
-        return load(tutorial_folders()[experiment_id], tutorial=True)
-    return load(folders()[experiment_id])
+        return check_related(load(tutorial_folders()[experiment_id], "examples"))
+    return check_related(load(folders()[experiment_id]))
+
+
+def check_related(experiment: Experiment) -> Experiment:
+    """Refuses a `related` id that names no chapter (or the experiment itself)."""
+    known = set(chapter_ids())
+    wrong = [i for i in experiment.related if i not in known or i == experiment.id]
+    if wrong:
+        raise UsageError(f"{experiment.folder}/experiment.py: related {', '.join(map(repr, wrong))} is not another chapter "
+                         f"(known: {', '.join(chapter_ids())})")
+    return experiment
+
+
+def related(experiment_id: str) -> list[str]:
+    """The chapters linked from `experiment_id`'s: those it declares related and those that
+    declare it, in catalog order (a relation is shown on both ends)."""
+    everything = chapter_ids()
+    linked = set(get(experiment_id).related)
+    linked |= {other for other in everything if experiment_id in _load(other).related}
+    return sorted(linked, key=everything.index)
 
 
 def all_experiments() -> dict[str, Experiment]:
@@ -115,6 +176,6 @@ def all_experiments() -> dict[str, Experiment]:
 
 
 def get(experiment_id: str) -> Experiment:
-    if experiment_id not in folders() and experiment_id not in tutorial_folders():
-        raise UsageError(f"unknown experiment {experiment_id!r} (known: {', '.join(ids() + tutorial_ids())})")
+    if experiment_id not in set(chapter_ids()):
+        raise UsageError(f"unknown experiment {experiment_id!r} (known: {', '.join(chapter_ids())})")
     return _load(experiment_id)

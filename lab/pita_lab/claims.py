@@ -27,13 +27,19 @@ class Claim:
         tensor the run did not produce) fails, with the reason as what it observed."""
         try:
             expected, observed, ok = self.observe(record, out)
+            facts = self.facts(record, out)
         except Exception as error:
-            expected, ok = "an observation", False
+            expected, ok, facts = "an observation", False, None
             observed = f"cannot observe: {_reason(error)}".replace(str(out), "OUT")
-        return ClaimResult(id=self.id, text=self.text, expected=expected, observed=observed, ok=ok)
+        return ClaimResult(id=self.id, text=self.text, expected=expected, observed=observed, ok=ok, facts=facts)
 
     def observe(self, record: RunRecord, out: Path) -> tuple[str, str, bool]:
         raise NotImplementedError
+
+    def facts(self, record: RunRecord, out: Path) -> dict | None:
+        """Structured values the record keeps beside the verdict, for pages built across
+        chapters (the defaults table); most claims have none."""
+        return None
 
 
 def _reason(error: Exception) -> str:
@@ -397,15 +403,67 @@ class OnlyTensorsDiffer(PairClaim):
 
 @dataclass(frozen=True)
 class DefaultsDiffer(PairClaim):
-    """The value recorded under `key` differs between two dumps made with each side's defaults."""
+    """One setting's default differs between PyTorch and burn. Each side reads the value from
+    its framework at run time (an optimizer's `defaults`, a config's field, a module's
+    attribute) and records it under `key` in its dump's metadata; one dump is PyTorch's, the
+    other burn's. Values compare as what they are: numbers at float32 precision (burn keeps
+    most hyper-parameters in f32), booleans and `None` by identity, names case-insensitively
+    (`relu` and `Relu` name one activation). `setting` names the setting in Chinese; the result
+    keeps both values as facts, from which the book's defaults table is built."""
 
     key: str
+    setting: str
 
     def observe(self, record, out):
-        reference, candidate = self.dumps(out)
-        ref, cand = float(reference.metadata[self.key]), float(candidate.metadata[self.key])
-        return (f"{self.key} differs", f"{self.reference} {self.key}={ref:g}, {self.candidate} {self.key}={cand:g}",
-                ref != cand)
+        values = self._values(record)
+        shown = ", ".join(f"{name} {self.key}={show_default(value, side)}" for name, (side, value) in values.items())
+        (_, ref), (_, cand) = values.values()
+        return f"{self.key} differs", shown, not same_default(ref, cand)
+
+    def facts(self, record, out):
+        by_side = dict(self._values(record).values())
+        return {"setting": self.setting, "key": self.key, "torch": by_side["torch"], "burn": by_side["burn"]}
+
+    def _values(self, record) -> dict[str, tuple[str, object]]:
+        """dump name -> (side, the recorded default as a value), reference first."""
+        values = {}
+        for name in (self.reference, self.candidate):
+            run = _program(record, name)
+            values[name] = (run.side, parse_default(run.metadata[self.key]))
+        if sorted(side for side, _ in values.values()) != ["burn", "torch"]:
+            raise ValueError(f"a default compares a torch dump with a burn dump, not {self.reference} with {self.candidate}")
+        return values
+
+
+def parse_default(text: str):
+    """A default as the dump metadata recorded it (a string), back as a value: a bool
+    (`true`/`True`), None (`None`), a number, or else the name itself."""
+    word = text.strip()
+    if word.lower() in ("true", "false"):
+        return word.lower() == "true"
+    if word == "None":
+        return None
+    try:
+        return float(word)
+    except ValueError:
+        return word
+
+
+def same_default(a, b) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return bool(np.float32(a) == np.float32(b))
+    if isinstance(a, str) and isinstance(b, str):
+        return a.casefold() == b.casefold()
+    return type(a) is type(b) and a == b
+
+
+def show_default(value, side: str) -> str:
+    """A default as its side spells it: `True`/`None` in Python, `true` in Rust, 6 digits."""
+    if isinstance(value, bool):
+        return str(value) if side == "torch" else str(value).lower()
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
 
 
 @dataclass(frozen=True)
@@ -432,3 +490,38 @@ class Traced(PairClaim):
         ok = run.exit_code == 1 and first["phase"] == self.phase and named and (self.kind is None or self.kind in kinds)
         observed = f"{first['phase']} {first['name']}" + (f" ({', '.join(kinds)})" if kinds else "") + f", exit {run.exit_code}"
         return expected, observed, ok
+
+
+@dataclass(frozen=True)
+class BlockDefines(Claim):
+    """In the locked source of `crate` (any package of the workspace's Cargo.lock, built or
+    not), the `impl`/`trait` block whose first line contains `block` defines `fn method` itself
+    (`defines=True`, its body containing `contains` when given) or does not (`defines=False`:
+    an impl that inherits the trait's default). Read from the source at run time, so a burn
+    upgrade that adds or drops the override fails the claim."""
+
+    id: str
+    text: str
+    crate: str
+    file: str
+    block: str
+    method: str
+    defines: bool = True
+    contains: str = ""
+
+    def observe(self, record, out):
+        from pita_lab import repo_root
+        from pita_lab.rust_source import block_methods, locked_file
+
+        version, source = locked_file(repo_root(), self.crate, self.file)
+        methods = block_methods(source, self.block)
+        where = f"{self.crate} {version} {self.file}, `{self.block}`"
+        wanted = f"fn {self.method}" + (f" with {self.contains!r}" if self.contains else "")
+        expected = f"{where}: {'defines' if self.defines else 'no'} {wanted}"
+        found = methods.get(self.method)
+        if found is None:
+            observed = f"no fn {self.method}; defines {', '.join(sorted(methods)) or 'nothing'}"
+            return expected, observed, not self.defines
+        has = self.contains in found.body
+        observed = f"fn {self.method} at line {found.line}" + (f", {'with' if has else 'without'} {self.contains!r}" if self.contains else "")
+        return expected, observed, self.defines and has

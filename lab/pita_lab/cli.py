@@ -11,7 +11,7 @@ from pita.errors import UsageError
 def add_commands(commands) -> None:
     run = commands.add_parser("run", help="build, run and check experiments' claims")
     run.add_argument("experiments", nargs="*", metavar="ID", help="experiment ids, e.g. p12")
-    run.add_argument("--all", action="store_true", help="every experiment in the catalog, and the tutorials")
+    run.add_argument("--all", action="store_true", help="every experiment in the catalog, the tutorials and the guides")
     run.add_argument("--out", help="folder for dumps and the run record (default runs/<id>; with several experiments, one folder each inside it)")
     run.set_defaults(handler=_run)
 
@@ -23,11 +23,13 @@ def add_commands(commands) -> None:
                                description="build: render book/ from book/records/; check: exit 1 if a committed page differs "
                                "from what its record renders; drift: set the run records in --from against the committed ones "
                                "(exit 1 on a change beyond platform noise); update: copy the run records in --from into "
-                               "book/records/ and render their chapters.")
-    book.add_argument("action", choices=("build", "check", "drift", "update"))
+                               "book/records/ and render their chapters; site: build the handbook as a static site in --out (MkDocs, strict: a "
+                               "broken link fails).")
+    book.add_argument("action", choices=("build", "check", "drift", "update", "site"))
     book.add_argument("experiments", nargs="*", metavar="ID", help="only these chapters (default: all, and the catalog page)")
     book.add_argument("--from", dest="runs", default="runs", metavar="DIR",
                       help="drift/update: the folder `pita run` wrote, one folder per experiment (default runs/)")
+    book.add_argument("--out", metavar="DIR", help="site: the folder to write the site into (default build/site in the checkout)")
     book.set_defaults(handler=_book)
 
 
@@ -37,7 +39,7 @@ def _run(args) -> int:
 
     if args.all == bool(args.experiments):
         raise UsageError("pita run: name experiment ids or pass --all (not both)")
-    ids = catalog.ids() + catalog.tutorial_ids() if args.all else args.experiments
+    ids = catalog.chapter_ids() if args.all else args.experiments
     return run_experiments(ids, out=args.out)
 
 
@@ -52,6 +54,14 @@ def _list(args) -> int:
 def _book(args) -> int:
     from pita_lab import book
 
+    if args.action == "site":
+        from pita_lab.site import build_site
+
+        if args.experiments:
+            raise UsageError("pita book site builds the whole book; it takes no experiment ids")
+        return build_site(args.out)
+    if args.out:
+        raise UsageError(f"pita book {args.action}: --out is for `pita book site`")
     if args.action in ("build", "check"):
         return getattr(book, args.action)(args.experiments)
     return getattr(book, args.action)(args.experiments, args.runs)

@@ -24,12 +24,14 @@ def check(root: Path, experiment, case: str) -> CompileFailRun:
     command = ["cargo", "build", "-p", experiment.burn_package, "--features", "compile-fail", "--example", case, "--message-format=json"]
     proc = subprocess.run(command, cwd=root, capture_output=True, text=True)
     source = f"{experiment.folder}/compile_fail/{case}.rs"
-    diagnostic = normalise(rendered_errors(proc.stdout), source, root)
+    errors = rendered_errors(proc.stdout)
+    diagnostic = normalise(errors, source, root)
     snapshot_path = root / experiment.folder / "compile_fail" / f"{case}.stderr"
     if os.environ.get(OVERWRITE) == "1":
         write_atomically(snapshot_path, diagnostic.encode())
     snapshot = snapshot_path.read_text() if snapshot_path.exists() else ""
-    return CompileFailRun(case=case, exit_code=proc.returncode, diagnostic=diagnostic, snapshot=snapshot, matches_snapshot=snapshot == diagnostic)
+    return CompileFailRun(case=case, exit_code=proc.returncode, diagnostic=diagnostic, snapshot=snapshot,
+                          matches_snapshot=snapshot == diagnostic, rendered=scrubbed(errors, root))
 
 
 def rendered_errors(cargo_json: str) -> str:
@@ -45,6 +47,12 @@ def rendered_errors(cargo_json: str) -> str:
             if not body.get("message", "").startswith("aborting due to"):
                 rendered.append(body.get("rendered") or "")
     return "".join(rendered)
+
+
+def scrubbed(diagnostic: str, root: Path) -> str:
+    """The diagnostic as any machine prints it (no checkout or registry path), every line number
+    kept: what a reader sees when building the case, while the snapshot masks other files' lines."""
+    return "\n".join(line.rstrip() for line in scrub_machine_paths(diagnostic, root).splitlines()).strip("\n") + "\n"
 
 
 def normalise(diagnostic: str, source: str, root: Path) -> str:

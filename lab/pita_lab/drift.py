@@ -4,12 +4,16 @@ Two machines of one kind still differ in the last bits of float sums, in the CPU
 kernel string. So a fresh record is not required to equal the committed one byte for byte:
 
 - what does not depend on the platform must be equal: exit codes, messages, panics, compiler
-  errors, shapes, verdicts, claim outcomes, diagnosis kinds, every word of every printed line;
+  errors, shapes, verdicts, claim outcomes and facts (the defaults each side read), diagnosis
+  kinds, every word of every printed line;
 - float figures may move within the tolerance the experiment declares (`PlatformTolerance`),
   ULP counts (a distance between two values that may each move) by twice its ULPs, and the
   positions of the worst elements, the values found there and the counts of rounding-level
   mismatches freely (the verdicts above still pin down the outcome);
-- the machine itself (`platform`) is shown, never compared.
+- the machine itself (`platform`) is shown, never compared;
+- a ULP histogram (`ulp_histogram`) is shown, not compared bin by bin: rounding-level distances
+  move between bins from one machine to the next; only how many elements it counts and how many
+  have no finite distance (NaN or an infinity against a number) must be equal.
 
 What moved is listed as a platform-difference table; anything else is a change, and fails.
 """
@@ -72,6 +76,8 @@ ULP_KEYS = {"max_ulp"}
 FREE_KEYS = {"max_ulp_index", "worst_index", "index", "mismatched", "support", "worst_reference", "worst_candidate", "reference", "candidate"}
 UNORDERED_LISTS = {"examples"}  # may grow or shrink with the number of rounding-level mismatches
 NOT_COMPARED = {"platform"}
+HISTOGRAMS = {"ulp_histogram"}  # shown, not compared bin by bin; see the module docstring
+EXACT = {"facts"}  # a claim's structured facts (each side's defaults) do not depend on the platform
 NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w.])")
 # Spans of printed text whose integers are ULP counts, or positions and counts of mismatches.
 ULP_SPANS = re.compile(r"max_ulp=\d+|\b\d+ (?:ULPs?|ulps?)\b|--ulp \d+")
@@ -97,7 +103,14 @@ def _walk(report: DriftReport, old, new, where: str, key: str) -> None:
             if name not in old or name not in new:
                 report.changed.append(Difference(f"{where}.{name}", _show(old.get(name)), _show(new.get(name)), "present on one side only"))
                 continue
-            _walk(report, old[name], new[name], f"{where}.{name}", name)
+            if name in EXACT:
+                if old[name] != new[name]:
+                    report.changed.append(Difference(f"{where}.{name}", _show(old[name]), _show(new[name]), "differs (compared exactly)"))
+                continue
+            if name in HISTOGRAMS and isinstance(old[name], dict) and isinstance(new[name], dict):
+                _histogram(report, old[name], new[name], f"{where}.{name}")
+            else:
+                _walk(report, old[name], new[name], f"{where}.{name}", name)
     elif isinstance(old, list) and isinstance(new, list):
         if len(old) != len(new):
             if key not in UNORDERED_LISTS:
@@ -111,6 +124,20 @@ def _walk(report: DriftReport, old, new, where: str, key: str) -> None:
         _number(report, old, new, where, _kind_of_key(key, old, new))
     elif old != new:
         report.changed.append(Difference(where, _show(old), _show(new), "differs"))
+
+
+def _histogram(report: DriftReport, old: dict, new: dict, where: str) -> None:
+    """Bins move with the platform; the elements counted and those without a finite distance do not."""
+    total = lambda histogram: sum(histogram.get("counts", [])) + histogram.get("unbounded", 0)
+    for what, a, b in (("elements counted", total(old), total(new)), ("no finite distance", old.get("unbounded"), new.get("unbounded"))):
+        if a != b:
+            report.changed.append(Difference(where, f"{a} {what}", f"{b} {what}", "an exact figure differs"))
+    if old.get("counts") != new.get("counts"):
+        report.moved.append(Difference(where, _bins(old), _bins(new), "ULP distances move between bins: shown, not compared"))
+
+
+def _bins(histogram: dict) -> str:
+    return " ".join(str(count) for count in histogram.get("counts", []))
 
 
 def _label(item, position: int) -> str:

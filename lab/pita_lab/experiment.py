@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from pita_lab.claims import (  # noqa: F401  (catalog modules import claims from here)
     Accepts,
+    BlockDefines,
     Claim,
     CompileFails,
     DefaultsDiffer,
@@ -35,6 +36,8 @@ from pita_lab.claims import (  # noqa: F401  (catalog modules import claims from
 )
 from pita_lab.drift import PlatformTolerance
 from pita_lab.record import RunRecord
+from pita_lab.symptoms import BY_KEY as SYMPTOM_KEYS
+from pita_lab.symptoms import unknown as unknown_symptoms
 
 
 @dataclass(frozen=True)
@@ -62,8 +65,9 @@ MAINLINE = (
     "save/load PyTorch weights",
 )
 # How a divergence shows in a port; "same" marks a candidate whose paired run showed none;
-# "tutorial" a worked port under examples/, traced phase by phase rather than one pitfall.
-KINDS = ("silent", "panic", "compile", "same", "tutorial")
+# "tutorial" a worked port under examples/, traced phase by phase rather than one pitfall;
+# "guide" a front or reference page under guides/ whose examples run like an experiment's.
+KINDS = ("silent", "panic", "compile", "same", "tutorial", "guide")
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,11 @@ class Experiment:
     # The command line after the program, per `side-variant`; `{out}` is the run folder.
     # Default: `--variant V --out {out}`, the lab's convention.
     arguments: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # What a reader sees before knowing the cause: keys of `pita_lab.symptoms.SYMPTOMS`; the
+    # book's index by symptom lists the chapter under each.
+    symptoms: tuple[str, ...] = ()
+    # Ids of chapters worth reading next; the book links them both ways (the catalog checks them).
+    related: tuple[str, ...] = ()
     # Set by the catalog from the folder: its path from the checkout, its compile-fail cases.
     folder: str = ""
     compile_fail: tuple[str, ...] = ()
@@ -112,7 +121,10 @@ class Experiment:
         return [arg.replace("{out}", out) for arg in given]
 
     def __post_init__(self):
-        if self.mainline not in MAINLINE and self.kind != "tutorial":
+        if self.mainline not in MAINLINE and self.kind not in ("tutorial", "guide"):
             raise ValueError(f"{self.id}: main-line stage {self.mainline!r} is not one of {MAINLINE}")
         if self.kind not in KINDS:
             raise ValueError(f"{self.id}: kind {self.kind!r} is not one of {KINDS}")
+        if unknown_symptoms(self.symptoms):
+            raise ValueError(f"{self.id}: unknown symptom(s) {', '.join(unknown_symptoms(self.symptoms))}; "
+                             f"known: {', '.join(SYMPTOM_KEYS)} (pita_lab/symptoms.py)")

@@ -11,7 +11,8 @@ from pita_lab.record import RunRecord
 def catalog_rows(root: Path | None = None) -> list[dict]:
     root = root or repo_root()
     rows = []
-    for experiment in catalog.all_experiments().values():
+    guides = [catalog.get(i) for i in catalog.guide_ids()]  # the book's front pages, listed first
+    for experiment in guides + list(catalog.all_experiments().values()):
         record_path = root / "book" / "records" / f"{experiment.id}.json"
         row = {
             "id": experiment.id,

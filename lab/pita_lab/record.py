@@ -65,9 +65,10 @@ class ComparisonRun:
 class CompileFailRun:
     case: str
     exit_code: int
-    diagnostic: str
+    diagnostic: str  # normalised as the snapshot is: other files' line numbers masked as LL:CC
     snapshot: str
     matches_snapshot: bool
+    rendered: str = ""  # rustc's errors with machine paths scrubbed and real line numbers, for the book
 
 
 @dataclass
@@ -89,6 +90,9 @@ class ClaimResult:
     expected: str
     observed: str
     ok: bool
+    # Structured values a claim keeps for pages built across chapters (a default on each side);
+    # absent from the saved record when None, so records of claims without facts stay as they were.
+    facts: dict | None = None
 
 
 @dataclass
@@ -120,6 +124,9 @@ class RunRecord:
 
     def save(self, path: str | Path) -> None:
         data = {"ok": self.ok, **asdict(self)}
+        for claim in data["claims"]:
+            if claim["facts"] is None:
+                del claim["facts"]
         write_atomically(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
 
     @classmethod

@@ -12,7 +12,6 @@ import subprocess
 import sys
 import traceback
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 from pita.compare import compare_dumps
@@ -22,6 +21,7 @@ from pita_lab import catalog, compile_fail, repo_root
 from pita_lab.drift import DriftReport
 from pita_lab.experiment import Experiment, SourceRef
 from pita_lab.record import ComparisonRun, ProgramRun, RunRecord, SourceLocation, scrub_machine_paths
+from pita_lab.rust_source import locked_file
 
 SMALL_TENSOR = 64  # tensors up to this many elements are kept in the record for the book
 
@@ -182,12 +182,13 @@ def _run_cli(out: Path, verb: str, reference: str, candidate: str, *extra: str) 
 
 
 def run_compare(root: Path, out: Path, reference: str, candidate: str) -> ComparisonRun:
-    """Runs the CLI as a user would, for its printed lines and exit code, and keeps the result."""
+    """Runs the CLI as a user would, for its printed lines and exit code, and keeps the result,
+    with each tensor's ULP histogram and each failing tensor's error map for the book's figures."""
     progress(f"comparing {reference} with {candidate}")
     proc, display = _run_cli(out, "compare", reference, candidate)
     reference_dump, candidate_dump = read_dump(out / display[2]), read_dump(out / display[3])
     reference_dump.source, candidate_dump.source = display[2], display[3]  # as the CLI, run in OUT, names them
-    result = compare_dumps(reference_dump, candidate_dump)
+    result = compare_dumps(reference_dump, candidate_dump, distributions=True)
     return ComparisonRun(reference=reference, candidate=candidate, command=display, exit_code=proc.returncode, stdout=proc.stdout, result=result.to_dict())
 
 
@@ -235,24 +236,16 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-@lru_cache(maxsize=1)
-def _package_dirs(root: Path) -> dict[str, tuple[str, Path]]:
-    proc = subprocess.run(["cargo", "metadata", "--format-version", "1", "--locked"], cwd=root, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise UsageError(f"cargo metadata failed: {proc.stderr.strip().splitlines()[-1] if proc.stderr else ''}")
-    packages = json.loads(proc.stdout)["packages"]
-    return {p["name"]: (p["version"], Path(p["manifest_path"]).parent) for p in packages}
-
-
 def locate(root: Path, ref: SourceRef) -> SourceLocation:
-    """Finds `ref.pattern` after `fn|struct|enum|impl|trait <last part of ref.function>` in the
-    locked crate source (a struct for `#[config(default = …)]` fields)."""
-    version, crate_dir = _package_dirs(root)[ref.crate]
-    lines = (crate_dir / ref.file).read_text().splitlines()
+    """Finds `ref.pattern` after `fn|struct|enum|impl|trait <last part of ref.function>` (an
+    `impl<…>` with generics too) in the locked crate source (a struct for `#[config(default = …)]`
+    fields): any package of the Cargo.lock, also backends the workspace does not build."""
+    version, text = locked_file(root, ref.crate, ref.file)
+    lines = text.splitlines()
     fn_name = ref.function.split("::")[-1]
     inside = False
     for number, line in enumerate(lines, start=1):
-        if re.search(rf"\b(?:fn|struct|enum|impl|trait) {re.escape(fn_name)}\b", line):
+        if re.search(rf"\b(?:fn|struct|enum|impl(?:<.*?>)?|trait) {re.escape(fn_name)}\b", line):  # impl<B: …> Ops
             inside = True
         if inside and ref.pattern in line:
             return SourceLocation(ref.crate, version, ref.file, number, ref.function, line.strip())

@@ -28,11 +28,11 @@ def catalog_run(tmp_path_factory):
 def test_every_experiment_holds_all_its_claims(catalog_run):
     out, proc = catalog_run
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    ids = catalog.ids() + catalog.tutorial_ids()
+    ids = catalog.chapter_ids()  # the guides and the tutorials run with the catalog
     assert f"{len(ids)}/{len(ids)} experiments hold" in proc.stdout
 
 
-@pytest.mark.parametrize("experiment_id", catalog.ids() + catalog.tutorial_ids())
+@pytest.mark.parametrize("experiment_id", catalog.chapter_ids())
 def test_the_fresh_run_agrees_with_the_committed_record(catalog_run, experiment_id):
     """The drift check: what does not depend on the platform is equal, float figures within the
     experiment's declared tolerance; what moved is printed, and the chapter still renders."""
@@ -45,7 +45,7 @@ def test_the_fresh_run_agrees_with_the_committed_record(catalog_run, experiment_
 
 
 def test_every_experiment_has_a_negative_control_and_a_fix():
-    for experiment in catalog.all_experiments().values():
+    for experiment in [*catalog.all_experiments().values(), *map(catalog.get, catalog.guide_ids())]:
         kinds = {type(claim).__name__ for claim in experiment.claims}
         assert "Mismatches" in kinds, experiment.id
         assert "Matches" in kinds, experiment.id
@@ -63,5 +63,6 @@ def test_ids_follow_the_main_line():
 
 def test_list_shows_the_catalog_as_json():
     rows = json.loads(pita("list", "--format", "json").stdout)
-    assert [r["id"] for r in rows] == catalog.ids()
+    assert [r["id"] for r in rows] == catalog.guide_ids() + catalog.ids()
+    assert {r["class"] for r in rows if r["id"] in catalog.guide_ids()} == {"guide"}
     assert {"id", "title", "mainline", "class", "status"} <= set(rows[0])

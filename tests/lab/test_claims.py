@@ -23,6 +23,8 @@ from pita_lab.claims import (
     Traced,
     Warns,
     panic_message,
+    parse_default,
+    show_default,
 )
 from pita_lab.record import ComparisonRun, CompileFailRun, ProgramRun, RunRecord
 
@@ -152,8 +154,6 @@ def test_relates_applies_the_named_relation(int_dumps):
 def test_smaller_in_size_and_defaults_differ(int_dumps):
     assert check(SmallerInSize("s", "", "torch-div", "burn-div", "q"), record(), int_dumps)
     assert not check(SmallerInSize("s", "", "torch-div", "burn-div", "q", larger=True), record(), int_dumps)
-    assert check(DefaultsDiffer("d", "", "torch-div", "burn-div", "eps"), record(), int_dumps)
-    assert not check(DefaultsDiffer("d", "", "torch-div", "torch-div", "eps"), record(), int_dumps)
 
 
 def test_same_hparam_reads_the_programs_metadata():
@@ -230,3 +230,47 @@ def test_traced_without_a_phase_claims_no_divergence():
     assert check(claim, traced(0))
     assert not check(claim, traced(1, {"phase": "step", "name": "step1/w", "diagnosis": []}))
     assert not check(claim, record())  # no such trace run: cannot observe
+
+
+def defaults_record(torch_value: str, burn_value: str, key: str = "d"):
+    torch_run, burn_run = program("torch", "ref"), program("burn", "port")
+    torch_run.metadata, burn_run.metadata = {key: torch_value}, {key: burn_value}
+    return record([torch_run, burn_run])
+
+
+@pytest.mark.parametrize("torch_value, burn_value", [
+    ("1e-08", "0.00001"),  # numbers: Adam's epsilon
+    ("relu", "Gelu"),  # names: an activation
+    ("False", "true"),  # booleans, as Python and Rust print them
+    ("None", "true"),  # PyTorch's None against a burn flag
+])
+def test_defaults_differ_holds_when_the_recorded_defaults_differ(torch_value, burn_value):
+    claim = DefaultsDiffer("d", "", "torch-ref", "burn-port", "d", "设置")
+    result = claim.check(defaults_record(torch_value, burn_value), None)
+    assert result.ok, result.observed
+    assert result.facts == {"setting": "设置", "key": "d", "torch": parse_default(torch_value), "burn": parse_default(burn_value)}
+
+
+@pytest.mark.parametrize("torch_value, burn_value", [
+    ("0.1", "0.1"),
+    ("0.1", "0.10000000149011612"),  # the same default once burn keeps it in f32
+    ("gelu", "Gelu"),  # one activation, spelled by two languages
+    ("False", "false"),
+    ("None", "None"),
+])
+def test_defaults_differ_fails_when_the_defaults_are_equal(torch_value, burn_value):
+    claim = DefaultsDiffer("d", "", "torch-ref", "burn-port", "d", "设置")
+    assert not claim.check(defaults_record(torch_value, burn_value), None).ok
+
+
+def test_defaults_differ_needs_a_torch_and_a_burn_dump_with_the_key():
+    rec = defaults_record("1e-08", "0.00001")
+    assert not check(DefaultsDiffer("d", "", "torch-ref", "torch-ref", "d", "设置"), rec)
+    missing = DefaultsDiffer("d", "", "torch-ref", "burn-port", "eps", "设置").check(rec, None)
+    assert not missing.ok and missing.facts is None and "no 'eps'" in missing.observed
+
+
+def test_parse_and_show_defaults_keep_each_language_s_spelling():
+    assert [parse_default(t) for t in ("True", "false", "None", "1e-5", "Gelu")] == [True, False, None, 1e-5, "Gelu"]
+    assert show_default(False, "torch") == "False" and show_default(False, "burn") == "false"
+    assert show_default(1e-5, "burn") == "1e-05" and show_default(None, "torch") == "None"

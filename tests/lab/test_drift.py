@@ -108,3 +108,38 @@ def test_printed_figures_may_flip_their_last_digit_but_not_more():
     assert not compare_records(with_stdout("max_ulp=16 at [0, 2]"), with_stdout("max_ulp=160 at [0, 2]"), tolerance).ok
     assert not compare_records(with_stdout("exit 1"), with_stdout("exit 2"), tolerance).ok
     assert compare_records(with_stdout("nan"), with_stdout("nan"), tolerance).ok
+
+
+def test_facts_are_compared_exactly(committed):
+    """A default is not a float sum: one bit of difference in a recorded default is a change."""
+    with_facts = copy.deepcopy(committed)
+    with_facts.claims[0].facts = {"setting": "s", "key": "epsilon", "torch": 1e-08, "burn": 1e-05}
+    assert compare_records(with_facts, copy.deepcopy(with_facts)).ok
+    fresh = copy.deepcopy(with_facts)
+    fresh.claims[0].facts = {**with_facts.claims[0].facts, "burn": float(np.nextafter(1e-05, 1.0))}
+    report = compare_records(with_facts, fresh)
+    assert not report.ok and not report.moved
+    assert [d.where for d in report.changed] == [f"p12.claims[{committed.claims[0].id}].facts"]
+
+
+def test_ulp_histograms_are_shown_not_compared_but_their_totals_are(committed):
+    """The bins of a ULP histogram move with the platform (another bin length included); how
+    many elements it counts and how many have no finite distance do not."""
+    with_histogram = copy.deepcopy(committed)
+    tensor = with_histogram.comparison("torch-mean", "burn-mean").result["tensors"][-1]
+    tensor["ulp_histogram"] = {"edges": [0, 1, 2], "counts": [1, 1, tensor["n"] - 2], "unbounded": 0}
+    moved = copy.deepcopy(with_histogram)
+    moved.comparison("torch-mean", "burn-mean").result["tensors"][-1]["ulp_histogram"] = {
+        "edges": [0, 1, 2, 4, 8], "counts": [tensor["n"] - 1, 0, 0, 0, 1], "unbounded": 0}
+    report = compare_records(with_histogram, moved)
+    assert report.ok, render(report)
+    assert [d.where.rsplit(".", 1)[-1] for d in report.moved] == ["ulp_histogram"]
+    lost = copy.deepcopy(moved)
+    lost.comparison("torch-mean", "burn-mean").result["tensors"][-1]["ulp_histogram"]["counts"][0] -= 1
+    assert not compare_records(with_histogram, lost).ok
+    non_finite = copy.deepcopy(moved)
+    histogram = non_finite.comparison("torch-mean", "burn-mean").result["tensors"][-1]["ulp_histogram"]
+    histogram["counts"][0] -= 1
+    histogram["unbounded"] += 1
+    report = compare_records(with_histogram, non_finite)
+    assert not report.ok and any("no finite distance" in d.fresh for d in report.changed)

@@ -59,6 +59,46 @@ def test_a_misnamed_or_incomplete_folder_is_refused_with_one_line(tmp_path):
         catalog.load(catalog.folders(tmp_path)["p98"])
 
 
+@pytest.mark.parametrize("guide_id", catalog.guide_ids())
+def test_each_guide_is_a_folder_shaped_like_an_experiment(guide_id):
+    """A guide (the book's front and reference pages) is a folder under guides/ named like its id,
+    with an experiment's files; its burn side is a workspace crate named like the folder."""
+    folder = catalog.guide_folders()[guide_id]
+    guide = catalog.get(guide_id)
+    assert (guide.folder, guide.kind, guide.compile_fail) == (f"guides/{guide_id}", "guide", ())
+    manifest = tomllib.loads((folder / "Cargo.toml").read_text())
+    assert manifest["package"]["name"] == guide_id == guide.burn_package
+    assert [b["name"] for b in manifest["bin"]] == [guide_id] and manifest["bin"][0]["path"] == "burn.rs"
+    members = tomllib.loads((ROOT / "Cargo.toml").read_text())["workspace"]["members"]
+    assert any(fnmatch.fnmatch(f"guides/{guide_id}", member) for member in members), members
+
+
+def test_a_guide_folder_is_discovered_and_held_to_its_kind(tmp_path):
+    guides = tmp_path / "guides"
+    shutil.copytree(catalog.guide_folders()["nonscalar-backward"], guides / "how-to-read")
+    declaration = guides / "how-to-read" / "experiment.py"
+    declaration.write_text(declaration.read_text().replace('id="nonscalar-backward"', 'id="how-to-read"'))
+    (guides / ".hidden").mkdir()
+    found = catalog.guide_folders(guides)
+    assert list(found) == ["how-to-read"]
+    guide = catalog.load(found["how-to-read"], "guides")
+    assert (guide.id, guide.folder, guide.kind) == ("how-to-read", "guides/how-to-read", "guide")
+    with pytest.raises(UsageError, match=r"kind 'guide' belongs under guides/"):
+        catalog.load(found["how-to-read"], "examples")
+    declaration.write_text(declaration.read_text().replace('kind="guide"', 'kind="silent"'))
+    with pytest.raises(UsageError, match=r"kind 'silent' belongs under experiments/"):
+        catalog.load(found["how-to-read"], "guides")
+    (guides / "how-to-read" / "burn.rs").unlink()
+    with pytest.raises(UsageError, match=r"guides/how-to-read: missing burn\.rs"):
+        catalog.load(found["how-to-read"], "guides")
+
+
+def test_guides_come_first_among_the_chapters():
+    assert catalog.chapter_ids() == catalog.guide_ids() + catalog.ids() + catalog.tutorial_ids()
+    assert {"reading", "nonscalar-backward"} <= set(catalog.guide_ids())
+    assert catalog.get("reading").kind == "guide"
+
+
 def shared_files() -> list[str]:
     tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
     rendered = {path.relative_to(ROOT).as_posix() for path in render_all(ROOT)}

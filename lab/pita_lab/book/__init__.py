@@ -22,6 +22,8 @@ from pita_lab import catalog, repo_root
 from pita_lab.record import RunRecord
 
 TEMPLATES = Path(__file__).parent / "templates"
+# A chapter that quotes code from here quotes the user-facing crate, and says how to add it.
+PITA_CRATE_SOURCES = "crates/pita/src/"
 MAINLINE_ZH = {
     "tensors and shapes": "张量与形状",
     "init and weight layout": "初始化与权重布局",
@@ -46,7 +48,7 @@ def render_all(root: Path, ids: list[str] | None = None) -> dict[Path, str]:
     """Chapter path -> rendered text, for every experiment that has a record (or only `ids`,
     without the catalog page)."""
     chapters = {}
-    for experiment_id in ids or catalog.ids() + catalog.tutorial_ids():
+    for experiment_id in ids or catalog.chapter_ids():
         record_path = book_dir(root) / "records" / f"{experiment_id}.json"
         if record_path.exists():
             chapters[book_dir(root) / f"{experiment_id}.md"] = render_chapter(root, RunRecord.load(record_path))
@@ -59,7 +61,19 @@ def render_all(root: Path, ids: list[str] | None = None) -> dict[Path, str]:
 
         chapters[book_dir(root) / "README.md"] = render_catalog(root)
         chapters[root / "docs" / "diagnosis.md"] = reference_page()
+        for render_pages in page_renderers():
+            chapters.update(render_pages(root))
     return chapters
+
+
+def page_renderers():
+    """The book's pages beyond the chapters and the catalog (reference pages, images): each
+    renderer takes the checkout and returns path -> text, so `book check` covers them too."""
+    from pita_lab.book.defaults import render_defaults_page
+    from pita_lab.book.figures import render_figures
+    from pita_lab.book.navigation import render_diagnosis_page, render_symptoms_page
+
+    return (render_defaults_page, render_symptoms_page, render_diagnosis_page, render_figures)
 
 
 def render_catalog(root: Path) -> str:
@@ -81,7 +95,7 @@ def render_catalog(root: Path) -> str:
 def _environment() -> jinja2.Environment:
     environment = jinja2.Environment(
         # Shared layouts by name (`layout.md.j2`), chapters by folder (`p12-…/chapter.md.j2`).
-        loader=jinja2.FileSystemLoader([TEMPLATES, catalog.experiments_dir(), catalog.examples_dir()]),
+        loader=jinja2.FileSystemLoader([TEMPLATES, catalog.experiments_dir(), catalog.examples_dir(), catalog.guides_dir()]),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
@@ -92,6 +106,9 @@ def _environment() -> jinja2.Environment:
 
 
 def render_chapter(root: Path, record: RunRecord) -> str:
+    from pita_lab.book.figures import chapter_figures
+    from pita_lab.book.navigation import chapter_links
+
     experiment = catalog.get(record.experiment)
     template = _environment().get_template(f"{experiment.burn_package}/chapter.md.j2")
     return template.render(
@@ -106,17 +123,36 @@ def render_chapter(root: Path, record: RunRecord) -> str:
         snippet=lambda path, name: snippet(root / path, name),
         element_ulps=element_ulps,
         ratios=ratios,
+        quotes_pita_crate=PITA_CRATE_SOURCES in Path(template.filename).read_text(encoding="utf-8"),
+        links=chapter_links(root, experiment.id),
+        figures=chapter_figures(experiment, record),
     )
 
 
-def versions(record: RunRecord) -> dict[str, str]:
-    """framework -> version and backend, as the dumps recorded them."""
-    found = {}
+def versions(record: RunRecord) -> dict:
+    """framework -> version and backend, as the dumps recorded them; `torch_release` and
+    `torch_build` split PyTorch's local build tag (`2.15.0+cu132`: a CUDA build) from its release,
+    and `burn_backends` lists every burn backend the experiment ran on, in order."""
+    found: dict = {"burn_backends": []}
     for run in record.programs:
         if run.metadata:
             found[run.side] = run.metadata.get("framework_version", "?")
             found[f"{run.side}_backend"] = run.metadata.get("backend", "?")
+            if run.side == "burn" and found["burn_backend"] not in found["burn_backends"]:
+                found["burn_backends"].append(found["burn_backend"])
+    if "torch" in found:
+        found["torch_release"], found["torch_build"] = torch_build(found["torch"])
     return found
+
+
+TORCH_BUILDS = (("cu", "CUDA 构建"), ("rocm", "ROCm 构建"), ("cpu", "CPU 构建"), ("xpu", "XPU 构建"))
+
+
+def torch_build(version: str) -> tuple[str, str]:
+    """`2.15.0+cu132` -> (`2.15.0`, `CUDA 构建`): the release, and which build the local tag
+    after `+` names ('' without a tag, the tag itself when it is not a known one)."""
+    release, _, tag = version.partition("+")
+    return release, next((words for prefix, words in TORCH_BUILDS if tag.startswith(prefix)), tag)
 
 
 def snippet(path: Path, name: str) -> str:
@@ -169,7 +205,7 @@ def check(ids: list[str] | None = None) -> int:
 def _run_records(runs: Path, ids: list[str]) -> dict[str, Path]:
     """experiment id -> record.json in a folder `pita run` wrote: `runs/<id>/record.json`, or
     `runs/record.json` itself when it was one experiment's `--out`."""
-    known = set(catalog.ids() + catalog.tutorial_ids())
+    known = set(catalog.chapter_ids())
     found = {p.parent.name: p for p in sorted(runs.glob("*/record.json")) if p.parent.name in known}
     if (runs / "record.json").exists():
         found.setdefault(RunRecord.load(runs / "record.json").experiment, runs / "record.json")
@@ -178,7 +214,7 @@ def _run_records(runs: Path, ids: list[str]) -> dict[str, Path]:
         raise UsageError(f"{runs}: no run record for {', '.join(missing)} (run `pita run {' '.join(missing)}` first)")
     if not found:
         raise UsageError(f"{runs}: no run records (run `pita run p12` or `pita run --all` first)")
-    everything = catalog.ids() + catalog.tutorial_ids()
+    everything = catalog.chapter_ids()
     return {i: found[i] for i in (ids or sorted(found, key=everything.index))}
 
 

@@ -1,0 +1,63 @@
+"""The defaults table (book/defaults.md): every default a chapter's run found to differ between
+burn and PyTorch, built from the facts its `DefaultsDiffer` claims kept in the committed
+records, along the training main line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pita.errors import UsageError
+from pita_lab import catalog
+from pita_lab.claims import DefaultsDiffer, show_default
+from pita_lab.record import RunRecord
+
+PAGE = "defaults.md"
+
+
+def render_defaults_page(root: Path) -> dict[Path, str]:
+    from pita_lab.book import MAINLINE_ZH, _environment, book_dir
+
+    rows, versions = [], {"torch": set(), "burn": set()}
+    for experiment_id in catalog.ids():
+        record_path = book_dir(root) / "records" / f"{experiment_id}.json"
+        if not record_path.exists():
+            continue
+        record = RunRecord.load(record_path)
+        found = defaults_rows(catalog.get(experiment_id), record)
+        rows += found
+        if found:
+            for side in versions:
+                versions[side] |= framework_versions(record, side)
+    text = _environment().get_template("defaults.md.j2").render(
+        rows=rows, mainline_zh=MAINLINE_ZH, torch_version=" / ".join(sorted(versions["torch"])),
+        burn_version=" / ".join(sorted(versions["burn"])),
+    )
+    return {book_dir(root) / PAGE: text}
+
+
+def defaults_rows(experiment, record: RunRecord) -> list[dict]:
+    """One row per default the record shows to differ, in the order the experiment declares
+    them. Every `DefaultsDiffer` the experiment declares must have held and kept its facts."""
+    declared = [claim.id for claim in experiment.claims if isinstance(claim, DefaultsDiffer)]
+    results = {result.id: result for result in record.claims}
+    rows = []
+    for claim_id in declared + [r.id for r in record.claims if r.facts and r.id not in declared]:
+        result = results.get(claim_id)
+        where = f"book/records/{record.experiment}.json, claim {claim_id}"
+        rerun = f"re-run `pita run {record.experiment}` and `pita book update {record.experiment}`"
+        if result is None or result.facts is None:
+            raise UsageError(f"{where}: no defaults recorded (a record from before claims kept facts): {rerun}")
+        if not result.ok:
+            raise UsageError(f"{where}: the claim did not hold, so the defaults do not differ: {rerun}")
+        facts = result.facts
+        rows.append({
+            "id": record.experiment, "mainline": experiment.mainline, "setting": facts["setting"], "key": facts["key"],
+            "torch": show_default(facts["torch"], "torch"), "burn": show_default(facts["burn"], "burn"),
+        })
+    return rows
+
+
+def framework_versions(record: RunRecord, side: str) -> set[str]:
+    """The framework's release as the side's dumps recorded it, without a local build tag
+    (`2.15.0+cu132` is PyTorch 2.15.0)."""
+    return {p.metadata["framework_version"].split("+")[0] for p in record.programs if p.side == side and "framework_version" in p.metadata}

@@ -1,0 +1,77 @@
+"""The defaults table (book/defaults.md) is built from the facts the records' DefaultsDiffer
+claims kept, and refuses a record that has none."""
+
+import copy
+
+import pytest
+
+from conftest import ROOT
+from pita.errors import UsageError
+from pita_lab import catalog
+from pita_lab.book.defaults import defaults_rows, render_defaults_page
+from pita_lab.claims import DefaultsDiffer, show_default
+from pita_lab.record import RunRecord
+
+
+def committed_records() -> dict[str, RunRecord]:
+    records = {}
+    for experiment_id in catalog.ids():
+        path = ROOT / "book" / "records" / f"{experiment_id}.json"
+        if path.exists():
+            records[experiment_id] = RunRecord.load(path)
+    return records
+
+
+def declaring(record: RunRecord) -> list[str]:
+    return [c.id for c in catalog.get(record.experiment).claims if isinstance(c, DefaultsDiffer)]
+
+
+def test_every_default_in_the_records_is_a_row_of_the_page():
+    [text] = render_defaults_page(ROOT).values()
+    rows = [line for line in text.splitlines() if line.startswith("| ") and line.endswith(".md) |")]
+    expected = []
+    for experiment_id, record in committed_records().items():
+        for claim in record.claims:
+            if claim.facts:
+                facts = claim.facts
+                burn, torch = show_default(facts["burn"], "burn"), show_default(facts["torch"], "torch")
+                expected.append(f"| {facts['setting']} | `{burn}` | `{torch}` |")
+                assert expected[-1] in text, f"{experiment_id} {claim.id} is not in the table"
+    assert expected and len(rows) == len(expected)
+    assert [row.split(" | ")[0] for row in rows] == [line.split(" | ")[0] for line in expected]  # main-line order
+
+
+def test_every_declared_defaults_claim_kept_its_facts():
+    for record in committed_records().values():
+        results = {c.id: c for c in record.claims}
+        for claim_id in declaring(record):
+            assert results[claim_id].ok and results[claim_id].facts, f"{record.experiment} {claim_id}"
+
+
+def a_record_with_defaults() -> RunRecord:
+    return next(r for r in committed_records().values() if declaring(r))
+
+
+def test_a_record_without_facts_fails_clearly():
+    record = copy.deepcopy(a_record_with_defaults())
+    for claim in record.claims:
+        claim.facts = None
+    with pytest.raises(UsageError, match=rf"book/records/{record.experiment}\.json, claim .*: no defaults recorded .*pita run {record.experiment}"):
+        defaults_rows(catalog.get(record.experiment), record)
+
+
+def test_a_claim_that_did_not_hold_is_not_a_row():
+    record = copy.deepcopy(a_record_with_defaults())
+    failed = next(c for c in record.claims if c.id in declaring(record))
+    failed.ok = False
+    with pytest.raises(UsageError, match=rf"claim {failed.id}: the claim did not hold"):
+        defaults_rows(catalog.get(record.experiment), record)
+
+
+def test_a_changed_default_changes_the_row():
+    record = copy.deepcopy(a_record_with_defaults())
+    before = defaults_rows(catalog.get(record.experiment), record)
+    claim = next(c for c in record.claims if c.facts)
+    claim.facts = {**claim.facts, "burn": "Changed"}
+    after = defaults_rows(catalog.get(record.experiment), record)
+    assert [r["burn"] for r in after] != [r["burn"] for r in before] and "Changed" in [r["burn"] for r in after]
