@@ -118,6 +118,7 @@ def _trace(args) -> int:
 
 # The lab's commands (run, list, book) live in `pita_lab`, installed only in a source checkout.
 LAB_COMMANDS = {"run": "build, run and check experiments' claims", "list": "the catalog of experiments",
+                "matrix": "the catalog on other burn versions",
                 "book": "render or check the handbook from run records"}
 
 

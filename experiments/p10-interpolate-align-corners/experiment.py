@@ -16,6 +16,7 @@ EXPERIMENT = Experiment(
     kind="silent",
     symptoms=("forward-wrong",),
     related=("p10a",),
+    reports=('tracel-ai/burn#4510',),
     torch_variants=("ref",),
     burn_variants=("port", "fn-port", "fixed"),
     comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port"), ("torch-ref", "burn-fn-port")),

@@ -40,6 +40,7 @@ EXPERIMENT = Experiment(
     kind="silent",
     symptoms=("nan", "loss-wrong"),
     related=("p10c", "p11a"),
+    reports=('tracel-ai/burn#2739',),
     torch_variants=("ref", "bceloss"),
     burn_variants=("port", "fixed", "guard"),
     comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port"), ("torch-bceloss", "burn-port")),

@@ -23,6 +23,7 @@ EXPERIMENT = Experiment(
     kind="panic",
     symptoms=("panic", "grad-differs"),
     related=("p12", "p18"),
+    reports=('tracel-ai/burn#2077',),
     torch_variants=("noretain", "retain"),
     burn_variants=("port", "detach", "fixed", "recompute"),
     comparisons=(("torch-retain", "burn-fixed"), ("torch-retain", "burn-recompute"), ("torch-retain", "burn-detach")),

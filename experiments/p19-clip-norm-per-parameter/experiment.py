@@ -65,6 +65,7 @@ EXPERIMENT = Experiment(
     kind="silent",
     symptoms=("update-differs",),
     related=("p18",),
+    reports=('anthonytorlucci/rlevo#328',),
     torch_variants=("global", "per-tensor"),
     burn_variants=("port", "global", "guard"),
     comparisons=(

@@ -23,6 +23,7 @@ EXPERIMENT = Experiment(
     kind="silent",
     symptoms=("slow-drift", "update-differs"),
     related=("p10b", "p20a", "p21", "p23", "p24", "port-encoder"),
+    reports=('tracel-ai/burn#614',),
     torch_variants=("adam", "adagrad", "defaults"),
     burn_variants=("adam-port", "adam-fixed", "adagrad-port", "adagrad-fixed", "guard", "defaults"),
     comparisons=(

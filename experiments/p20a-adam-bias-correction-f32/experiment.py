@@ -41,6 +41,7 @@ EXPERIMENT = Experiment(
     kind="silent",
     symptoms=("slow-drift",),
     related=("p20",),
+    reports=('tracel-ai/burn#614',),
     torch_variants=("adam", "f32-bias", "f64-bias"),
     burn_variants=("port", "fixed"),
     comparisons=(

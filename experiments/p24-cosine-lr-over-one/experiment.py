@@ -17,6 +17,7 @@ EXPERIMENT = Experiment(
     kind="panic",
     symptoms=("panic", "update-differs"),
     related=("p20",),
+    reports=('tracel-ai/burn#5128',),
     torch_variants=("cosine-big", "cosine"),
     burn_variants=("cosine-big-port", "cosine-big-clamped", "cosine-big-fixed", "cosine", "cosine-shifted"),
     comparisons=(

@@ -61,6 +61,7 @@ EXPERIMENT = Experiment(
     kind="silent",
     symptoms=("eval-wrong",),
     related=("p26", "p28"),
+    reports=('tracel-ai/burn#2652',),
     torch_variants=("eval", "nograd"),
     burn_variants=("port", "valid", "mixed", "guard"),
     comparisons=(

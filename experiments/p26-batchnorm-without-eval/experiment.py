@@ -27,6 +27,7 @@ EXPERIMENT = Experiment(
     kind="silent",
     symptoms=("eval-wrong",),
     related=("p25", "p27", "p29"),
+    reports=('tracel-ai/burn#2652', 'tracel-ai/burn#5537',),
     torch_variants=("eval", "train"),
     burn_variants=("valid", "port", "guard"),
     comparisons=(

@@ -62,6 +62,7 @@ EXPERIMENT = Experiment(
     kind="panic",
     symptoms=("wrong-after-load", "panic"),
     related=("p07", "p29", "p30"),
+    reports=('tracel-ai/burn#4043',),
     torch_variants=("ref",),
     burn_variants=("port", "partial", "guard", "fixed"),
     comparisons=(("torch-ref", "burn-partial"), ("torch-ref", "burn-fixed")),

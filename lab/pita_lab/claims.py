@@ -366,6 +366,23 @@ class SameHparam(PairClaim):
 
 
 @dataclass(frozen=True)
+class CountsMultiply(SideClaim):
+    """Counts a program recorded in its dump's metadata relate as a product, exactly:
+    `key` = the product of `factors` (e.g. micro-batches = scheduler steps × accumulation: the
+    schedule advanced once per optimizer update). Integers, so exact on every machine."""
+
+    key: str
+    factors: tuple[str, ...]
+
+    def observe(self, record, out):
+        metadata = record.program(self.side, self.variant).metadata
+        total, parts = int(metadata[self.key]), [int(metadata[factor]) for factor in self.factors]
+        expected = f"{self.key} = {' × '.join(self.factors)}"
+        observed = f"{self.key}={total}, " + ", ".join(f"{f}={p}" for f, p in zip(self.factors, parts))
+        return expected, observed, total == int(np.prod(parts, dtype=np.int64))
+
+
+@dataclass(frozen=True)
 class SmallerInSize(PairClaim):
     """Every element of `tensor` in dump `candidate` is no larger in absolute value than in dump
     `reference`, and at least one is strictly smaller (with `larger=True`: the other way round)."""
@@ -399,6 +416,53 @@ class OnlyTensorsDiffer(PairClaim):
         expected = f"MISMATCH only on {', '.join(sorted(self.tensors))}"
         observed = f"MISMATCH on {', '.join(failing) or 'nothing'}; OK on {', '.join(passing) or 'nothing'}"
         return expected, observed, failing == tuple(sorted(self.tensors)) and bool(passing)
+
+
+def _listed(run, key: str) -> list[str]:
+    """A comma-separated list of paths in a program's dump metadata (absent or empty: none)."""
+    return [name for name in run.metadata.get(key, "").split(",") if name]
+
+
+@dataclass(frozen=True)
+class Loaded(Claim):
+    """A burn variant's load report (burn-store's `ApplyResult`, recorded in its dump's metadata as
+    comma-separated `applied`, `missing` and `unused` paths). `everything=True`: parameters
+    applied, none missing, no tensor of the file unused. `everything=False`: nothing applied,
+    parameters missing and the file's tensors unused."""
+
+    id: str
+    text: str
+    variant: str
+    everything: bool = True
+
+    def observe(self, record, out):
+        run = record.program("burn", self.variant)
+        applied, missing, unused = (_listed(run, key) for key in ("applied", "missing", "unused"))
+        observed = f"applied {len(applied)}, missing {len(missing)}, unused {len(unused)}"
+        if self.everything:
+            return "applied > 0, missing 0, unused 0", observed, bool(applied) and not missing and not unused
+        return "applied 0, missing > 0, unused > 0", observed, not applied and bool(missing) and bool(unused)
+
+
+@dataclass(frozen=True)
+class KeptInitial(Claim):
+    """Which parameters a burn variant's load left at their initial values: its dump's metadata
+    lists every parameter path (`parameters`) and those whose bytes were the same after the load
+    as before it (`kept_initial`). A copy compared with itself, so the count is exact on any
+    machine. `kept=True`: every parameter kept its initial value; `kept=False`: none did."""
+
+    id: str
+    text: str
+    variant: str
+    kept: bool = True
+
+    def observe(self, record, out):
+        run = record.program("burn", self.variant)
+        parameters, kept = _listed(run, "parameters"), _listed(run, "kept_initial")
+        observed = f"{len(kept)} of {len(parameters)} parameters at their initial values"
+        if self.kept:
+            return "every parameter at its initial value", observed, bool(parameters) and sorted(kept) == sorted(parameters)
+        return "no parameter at its initial value", observed, bool(parameters) and not kept
 
 
 @dataclass(frozen=True)
@@ -510,10 +574,9 @@ class BlockDefines(Claim):
     contains: str = ""
 
     def observe(self, record, out):
-        from pita_lab import repo_root
-        from pita_lab.rust_source import block_methods, locked_file
+        from pita_lab.rust_source import block_methods, locked_file, sources_root
 
-        version, source = locked_file(repo_root(), self.crate, self.file)
+        version, source = locked_file(sources_root(), self.crate, self.file)
         methods = block_methods(source, self.block)
         where = f"{self.crate} {version} {self.file}, `{self.block}`"
         wanted = f"fn {self.method}" + (f" with {self.contains!r}" if self.contains else "")

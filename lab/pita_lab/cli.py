@@ -15,6 +15,16 @@ def add_commands(commands) -> None:
     run.add_argument("--out", help="folder for dumps and the run record (default runs/<id>; with several experiments, one folder each inside it)")
     run.set_defaults(handler=_run)
 
+    matrix = commands.add_parser("matrix", help="the catalog's pitfalls on other burn versions: present, fixed, changed or n/a",
+                                 description="Runs every pitfall (or IDs) on each burn version of lab/matrix/versions.toml, each "
+                                 "built in its own mirror workspace under build/matrix/<version>/; the pin's column comes from the "
+                                 "committed records. Writes the matrix and every run's record under --out only; "
+                                 "`pita book update matrix --from DIR` commits it.")
+    matrix.add_argument("experiments", nargs="*", metavar="ID", help="experiment ids (default: every pitfall)")
+    matrix.add_argument("--versions", nargs="+", metavar="V", help="only these burn versions, e.g. 0.23.0-pre.1 (default: all)")
+    matrix.add_argument("--out", help="folder for the matrix (matrix.json), each version's lockfile and runs (default runs/matrix)")
+    matrix.set_defaults(handler=_matrix)
+
     listing = commands.add_parser("list", help="the catalog: id, title, main-line stage, class, last run")
     listing.add_argument("--format", choices=("text", "json"), default="text")
     listing.set_defaults(handler=_list)
@@ -26,7 +36,8 @@ def add_commands(commands) -> None:
                                "book/records/ and render their chapters; site: build the handbook as a static site in --out (MkDocs, strict: a "
                                "broken link fails).")
     book.add_argument("action", choices=("build", "check", "drift", "update", "site"))
-    book.add_argument("experiments", nargs="*", metavar="ID", help="only these chapters (default: all, and the catalog page)")
+    book.add_argument("experiments", nargs="*", metavar="ID", help="only these chapters (default: all, and the catalog page); "
+                      "update: `matrix` commits the version matrix in --from (`pita matrix`'s folder)")
     book.add_argument("--from", dest="runs", default="runs", metavar="DIR",
                       help="drift/update: the folder `pita run` wrote, one folder per experiment (default runs/)")
     book.add_argument("--out", metavar="DIR", help="site: the folder to write the site into (default build/site in the checkout)")
@@ -41,6 +52,12 @@ def _run(args) -> int:
         raise UsageError("pita run: name experiment ids or pass --all (not both)")
     ids = catalog.chapter_ids() if args.all else args.experiments
     return run_experiments(ids, out=args.out)
+
+
+def _matrix(args) -> int:
+    from pita_lab.matrix import run_matrix
+
+    return run_matrix(args.experiments, args.versions, args.out)
 
 
 def _list(args) -> int:

@@ -20,9 +20,13 @@ _TOP_LEVEL = re.compile(r"^(?:error|warning|help|note)(?:\[\w+\])?: ")  # uninde
 _GUTTER = re.compile(r"^(\s*)(\d+)( \|.*)$")
 
 
-def check(root: Path, experiment, case: str) -> CompileFailRun:
+def check(root: Path, experiment, case: str, workspace=None) -> CompileFailRun:
+    """Builds `case` in `workspace` (a `run.Workspace`; default the checkout's own)."""
     command = ["cargo", "build", "-p", experiment.burn_package, "--features", "compile-fail", "--example", case, "--message-format=json"]
-    proc = subprocess.run(command, cwd=root, capture_output=True, text=True)
+    if workspace is None:
+        proc = subprocess.run(command, cwd=root, capture_output=True, text=True)
+    else:  # a mirror names its files by the checkout's relative paths, so the rest is the same
+        proc = subprocess.run(command + workspace.cargo_flags(), cwd=workspace.root, capture_output=True, text=True, env=workspace.cargo_env())
     source = f"{experiment.folder}/compile_fail/{case}.rs"
     errors = rendered_errors(proc.stdout)
     diagnostic = normalise(errors, source, root)

@@ -8,6 +8,7 @@ record keeps what was observed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -16,9 +17,12 @@ from pita_lab.claims import (  # noqa: F401  (catalog modules import claims from
     BlockDefines,
     Claim,
     CompileFails,
+    CountsMultiply,
     DefaultsDiffer,
     Diagnosed,
     DiffersOnlyAtKinks,
+    KeptInitial,
+    Loaded,
     Matches,
     Mismatches,
     OnlyTensorsDiffer,
@@ -38,6 +42,15 @@ from pita_lab.drift import PlatformTolerance
 from pita_lab.record import RunRecord
 from pita_lab.symptoms import BY_KEY as SYMPTOM_KEYS
 from pita_lab.symptoms import unknown as unknown_symptoms
+
+# A user's report: a GitHub issue or pull request, `tracel-ai/burn#4043`.
+REPORT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+#[1-9][0-9]*$")
+
+
+def report_url(report: str) -> str:
+    """`tracel-ai/burn#4043` -> its address (GitHub sends /issues/N on to /pull/N for a pull request)."""
+    repository, number = report.split("#")
+    return f"https://github.com/{repository}/issues/{number}"
 
 
 @dataclass(frozen=True)
@@ -95,6 +108,8 @@ class Experiment:
     symptoms: tuple[str, ...] = ()
     # Ids of chapters worth reading next; the book links them both ways (the catalog checks them).
     related: tuple[str, ...] = ()
+    # Users' public reports of this divergence, as `owner/repo#number`; the chapter cites each.
+    reports: tuple[str, ...] = ()
     # Set by the catalog from the folder: its path from the checkout, its compile-fail cases.
     folder: str = ""
     compile_fail: tuple[str, ...] = ()
@@ -125,6 +140,9 @@ class Experiment:
             raise ValueError(f"{self.id}: main-line stage {self.mainline!r} is not one of {MAINLINE}")
         if self.kind not in KINDS:
             raise ValueError(f"{self.id}: kind {self.kind!r} is not one of {KINDS}")
+        malformed = [r for r in self.reports if not REPORT.match(r)]
+        if malformed:
+            raise ValueError(f"{self.id}: a report is cited as owner/repo#number, not {', '.join(map(repr, malformed))}")
         if unknown_symptoms(self.symptoms):
             raise ValueError(f"{self.id}: unknown symptom(s) {', '.join(unknown_symptoms(self.symptoms))}; "
                              f"known: {', '.join(SYMPTOM_KEYS)} (pita_lab/symptoms.py)")

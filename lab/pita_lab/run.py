@@ -17,7 +17,7 @@ from pathlib import Path
 from pita.compare import compare_dumps
 from pita.dump import read_dump
 from pita.errors import UsageError
-from pita_lab import catalog, compile_fail, repo_root
+from pita_lab import catalog, compile_fail, repo_root, rust_source
 from pita_lab.drift import DriftReport
 from pita_lab.experiment import Experiment, SourceRef
 from pita_lab.record import ComparisonRun, ProgramRun, RunRecord, SourceLocation, scrub_machine_paths
@@ -51,6 +51,38 @@ def run_experiments(ids: list[str], out: str | None = None) -> int:
     if len(outcomes) > 1:
         print(summary_table(outcomes))
     return 0 if all(o.ok for o in outcomes) else 1
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """The cargo workspace an experiment's burn side is built and run from: the checkout's own
+    (the pin), or a mirror `pita matrix` generates for another burn version, with its own lockfile
+    (`locked`: held to it) and target directory. Its Cargo.lock names the burn sources the record
+    quotes; in a mirror a quoted line that moved is recorded as not found rather than an error."""
+
+    root: Path
+    target: Path
+    locked: bool = False
+    mirror: bool = False
+
+    @classmethod
+    def checkout(cls, root: Path) -> Workspace:
+        return cls(root, root / "target")
+
+    def binary(self, name: str) -> Path:
+        return self.target / "debug" / name
+
+    def cargo_env(self) -> dict | None:
+        """The environment cargo runs in: the checkout's as it is; a mirror's, its own target
+        directory and build settings (`matrix_workspace.cargo_env`)."""
+        if not self.mirror:
+            return None
+        from pita_lab.matrix_workspace import cargo_env
+
+        return cargo_env(self.target)
+
+    def cargo_flags(self) -> list[str]:
+        return ["--locked"] if self.locked else []
 
 
 @dataclass
@@ -109,14 +141,17 @@ def _cargo_build(root: Path, packages: list[str]) -> bool:
     return subprocess.run(command, cwd=root).returncode == 0
 
 
-def collect(experiment: Experiment, root: Path, out: Path) -> RunRecord:
+def collect(experiment: Experiment, root: Path, out: Path, workspace: Workspace | None = None) -> RunRecord:
+    """Runs one experiment (its burn side built in `workspace`, default the checkout's) and
+    checks its claims."""
+    workspace = workspace or Workspace.checkout(root)
     _remove_stale_dumps(experiment, out)
     programs = [run_torch(experiment, root, out, v) for v in experiment.torch_variants]
-    programs += [run_burn(experiment, root, out, v) for v in experiment.burn_variants]
-    comparisons = [run_compare(root, out, ref, cand) for ref, cand in experiment.comparisons]
+    programs += [run_burn(experiment, root, out, v, workspace) for v in experiment.burn_variants]
+    comparisons = [_compared(root, out, ref, cand, workspace) for ref, cand in experiment.comparisons]
     traces = [run_trace(out, ref, cand) for ref, cand in experiment.traces]
     progress(f"building compile-fail cases: {', '.join(experiment.compile_fail) or 'none'}")
-    compile_failures = [compile_fail.check(root, experiment, case) for case in experiment.compile_fail]
+    compile_failures = [compile_fail.check(root, experiment, case, workspace) for case in experiment.compile_fail]
     record = RunRecord(
         experiment=experiment.id,
         platform=platform_facts(),
@@ -124,11 +159,12 @@ def collect(experiment: Experiment, root: Path, out: Path) -> RunRecord:
         programs=programs,
         comparisons=comparisons,
         compile_fail=compile_failures,
-        sources=[locate(root, ref) for ref in experiment.sources],
+        sources=[locate(workspace.root, ref, strict=not workspace.mirror) for ref in experiment.sources],
         claims=[],
         traces=traces,
     )
-    record.claims = [claim.check(record, out) for claim in experiment.claims]
+    with rust_source.sources_of(workspace.root):  # claims that read burn's source read this workspace's
+        record.claims = [claim.check(record, out) for claim in experiment.claims]
     return record
 
 
@@ -144,8 +180,8 @@ def run_torch(experiment: Experiment, root: Path, out: Path, variant: str) -> Pr
     return _run_program("torch", variant, command, root, out)
 
 
-def run_burn(experiment: Experiment, root: Path, out: Path, variant: str) -> ProgramRun:
-    binary = root / "target" / "debug" / experiment.burn_binary
+def run_burn(experiment: Experiment, root: Path, out: Path, variant: str, workspace: Workspace | None = None) -> ProgramRun:
+    binary = (workspace or Workspace.checkout(root)).binary(experiment.burn_binary)
     command = [str(binary), *experiment.program_arguments("burn", variant, str(out))]
     return _run_program("burn", variant, command, root, out)
 
@@ -192,6 +228,19 @@ def run_compare(root: Path, out: Path, reference: str, candidate: str) -> Compar
     return ComparisonRun(reference=reference, candidate=candidate, command=display, exit_code=proc.returncode, stdout=proc.stdout, result=result.to_dict())
 
 
+def _compared(root: Path, out: Path, reference: str, candidate: str, workspace: Workspace) -> ComparisonRun:
+    """`run_compare`; on another burn version (a mirror) a comparison that cannot run (a program
+    left no dump) is kept with exit 2 and compare's error, so the claims say what happened there
+    instead of the run stopping; on the pin it makes the experiment broken."""
+    try:
+        return run_compare(root, out, reference, candidate)
+    except UsageError as error:
+        if not workspace.mirror:
+            raise
+        command = ["pita", "compare", f"{reference}.safetensors", f"{candidate}.safetensors"]
+        return ComparisonRun(reference, candidate, command, exit_code=2, stdout=f"{error}\n", result={"ok": False, "tensors": []})
+
+
 def run_trace(out: Path, reference: str, candidate: str) -> ComparisonRun:
     """`pita trace` run as a user runs it (its report and exit code), with its JSON result."""
     progress(f"tracing {candidate} against {reference}")
@@ -236,10 +285,16 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def locate(root: Path, ref: SourceRef) -> SourceLocation:
+def locate(root: Path, ref: SourceRef, strict: bool = True) -> SourceLocation:
     """Finds `ref.pattern` after `fn|struct|enum|impl|trait <last part of ref.function>` (an
     `impl<…>` with generics too) in the locked crate source (a struct for `#[config(default = …)]`
-    fields): any package of the Cargo.lock, also backends the workspace does not build."""
+    fields): any package of the Cargo.lock, also backends the workspace does not build. Not
+    `strict` (another burn version's mirror): a line that is not there is recorded at line 0."""
+    if not strict:
+        try:
+            return locate(root, ref)
+        except (UsageError, OSError) as error:
+            return SourceLocation(ref.crate, "", ref.file, 0, ref.function, f"not found: {error}".replace(str(root) + os.sep, ""))
     version, text = locked_file(root, ref.crate, ref.file)
     lines = text.splitlines()
     fn_name = ref.function.split("::")[-1]

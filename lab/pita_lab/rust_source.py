@@ -7,6 +7,9 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -22,6 +25,27 @@ def package_dirs(root: Path) -> dict[str, tuple[str, Path]]:
         raise UsageError(f"cargo metadata failed: {proc.stderr.strip().splitlines()[-1] if proc.stderr else ''}")
     packages = json.loads(proc.stdout)["packages"]
     return {p["name"]: (p["version"], Path(p["manifest_path"]).parent) for p in packages}
+
+
+# The workspace whose Cargo.lock claims read burn's source from while a run checks them: the
+# checkout's (None), or a `pita matrix` mirror's for another burn version.
+_SOURCES_ROOT: ContextVar[Path | None] = ContextVar("sources_root", default=None)
+
+
+@contextmanager
+def sources_of(root: Path) -> Iterator[None]:
+    token = _SOURCES_ROOT.set(root)
+    try:
+        yield
+    finally:
+        _SOURCES_ROOT.reset(token)
+
+
+def sources_root() -> Path:
+    """The workspace a claim reads locked sources from: the one set by `sources_of`, else the checkout."""
+    from pita_lab import repo_root
+
+    return _SOURCES_ROOT.get() or repo_root()
 
 
 def locked_file(root: Path, crate: str, file: str) -> tuple[str, str]:

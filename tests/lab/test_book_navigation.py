@@ -127,3 +127,17 @@ def test_the_diagnosis_page_has_every_rule_and_links_chapters_that_show_it():
         assert parse_doc_zh(rule)[1]["怎么改"] in body
         for example in examples.get(rule.KIND, []):
             assert f"]({example['experiment'].id}.md)" in body, (rule.KIND, example["experiment"].id)
+
+
+def test_a_users_report_is_cited_as_owner_repo_number_and_rendered_as_a_link():
+    experiment = catalog.get("p12")
+    for malformed in ("burn#4043", "tracel-ai/burn#", "tracel-ai/burn 4043", "https://github.com/tracel-ai/burn/issues/4043"):
+        with pytest.raises(ValueError, match="owner/repo#number"):
+            dataclasses.replace(experiment, reports=(malformed,))
+    cited = [i for i in catalog.ids() if catalog.get(i).reports]
+    assert cited, "no experiment cites a user's report"
+    for experiment_id in cited:
+        chapter = (ROOT / "book" / f"{experiment_id}.md").read_text(encoding="utf-8")
+        for report in catalog.get(experiment_id).reports:
+            repository, number = report.split("#")
+            assert f"[{report}](https://github.com/{repository}/issues/{number})" in chapter, (experiment_id, report)

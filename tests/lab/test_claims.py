@@ -7,9 +7,12 @@ from pita.dump import Dump, write_dump
 from pita_lab.claims import (
     Accepts,
     CompileFails,
+    CountsMultiply,
     DefaultsDiffer,
     Diagnosed,
     DiffersOnlyAtKinks,
+    KeptInitial,
+    Loaded,
     Matches,
     Mismatches,
     OnlyTensorsDiffer,
@@ -165,6 +168,18 @@ def test_same_hparam_reads_the_programs_metadata():
     assert check(SameHparam("h", "", "torch-a", "burn-a", "eps", same=False), record([torch_run, burn_run]))
 
 
+def test_counts_multiply_needs_the_exact_product_of_the_recorded_counts():
+    run = program("burn", "a")
+    run.metadata = {"micro_batches": "16", "scheduler_steps": "8", "accumulation": "2"}
+    per_update = CountsMultiply("c", "", "burn", "a", "micro_batches", ("scheduler_steps", "accumulation"))
+    assert check(per_update, record([run]))
+    assert not check(CountsMultiply("c", "", "burn", "a", "micro_batches", ("scheduler_steps",)), record([run]))
+    run.metadata = {"micro_batches": "16", "scheduler_steps": "16", "accumulation": "2"}  # stepped per micro-batch
+    assert not check(per_update, record([run]))
+    run.metadata = {"micro_batches": "16", "accumulation": "2"}
+    assert not check(per_update, record([run]))  # a count the run did not record
+
+
 def test_warns_needs_the_warning_and_exit_0():
     claim = Warns("w", "", "torch", "v", "UserWarning", "deprecated")
     assert check(claim, record([program(stderr="x.py:3: UserWarning: .T is deprecated here\n")]))
@@ -274,3 +289,33 @@ def test_parse_and_show_defaults_keep_each_language_s_spelling():
     assert [parse_default(t) for t in ("True", "false", "None", "1e-5", "Gelu")] == [True, False, None, 1e-5, "Gelu"]
     assert show_default(False, "torch") == "False" and show_default(False, "burn") == "false"
     assert show_default(1e-5, "burn") == "1e-05" and show_default(None, "torch") == "None"
+
+
+def load_record(**metadata):
+    run = program("burn", "load")
+    run.metadata = metadata
+    return record([run])
+
+
+def test_loaded_reads_the_load_report():
+    everything = Loaded("l", "", "load")
+    nothing = Loaded("l", "", "load", everything=False)
+    full = load_record(applied="a.weight,a.bias", missing="", unused="")
+    empty = load_record(applied="", missing="a.weight,a.bias", unused="a.weight_ih_l0")
+    assert check(everything, full) and not check(nothing, full)
+    assert check(nothing, empty) and not check(everything, empty)
+    assert not check(everything, load_record(applied="a.weight", missing="a.bias", unused=""))
+    assert not check(everything, load_record(applied="a.weight,a.bias", missing="", unused="extra"))
+    assert not check(nothing, load_record(applied="a.weight", missing="a.bias", unused="a.weight_ih_l0"))
+    assert not check(nothing, load_record(applied="", missing="a.weight", unused=""))
+
+
+def test_kept_initial_needs_every_or_no_parameter_unchanged():
+    kept, changed = KeptInitial("k", "", "load"), KeptInitial("k", "", "load", kept=False)
+    all_kept = load_record(parameters="a.weight,a.bias", kept_initial="a.bias,a.weight")
+    none_kept = load_record(parameters="a.weight,a.bias", kept_initial="")
+    some_kept = load_record(parameters="a.weight,a.bias", kept_initial="a.bias")
+    assert check(kept, all_kept) and not check(kept, none_kept) and not check(kept, some_kept)
+    assert check(changed, none_kept) and not check(changed, all_kept) and not check(changed, some_kept)
+    assert not check(kept, load_record(parameters="", kept_initial=""))
+    assert not check(changed, load_record(parameters="", kept_initial=""))

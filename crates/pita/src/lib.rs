@@ -21,6 +21,10 @@
 //! Modules behind a crate feature are named without a link; build the docs with
 //! `--all-features` to see them.
 //!
+//! - [`bce_targets`] — [`hard_targets`](bce_targets::hard_targets), BCE targets cast to `Int`
+//!   that `.int()` would truncate (soft labels: 0.9 becomes 0). Also the fix,
+//!   [`binary_cross_entropy_with_logits`](bce_targets::binary_cross_entropy_with_logits), with
+//!   float targets.
 //! - `clip_norm` (feature `optim`) — `assert_no_per_tensor_norm_clipping`, burn's
 //!   `GradientClipping::Norm` is not `clip_grad_norm_`. Also the fix, `clip_grad_norm`,
 //!   PyTorch's global-norm clipping.
@@ -56,8 +60,17 @@
 //!
 //! - [`attend_mask`] — [`sdpa`](attend_mask::sdpa) with PyTorch's boolean-mask meaning, the mask
 //!   typed as [`AttendMask`](attend_mask::AttendMask).
+//! - [`pad_mode`] — [`pad_like_torch`](pad_mode::pad_like_torch), a conv input padded as
+//!   PyTorch's `padding_mode` (`'reflect'`, `'replicate'`, `'circular'`) pads it; burn's
+//!   convolutions pad with zeros only. Panics on padding PyTorch refuses; `try_pad_like_torch`
+//!   returns the error.
 //! - [`padding_idx`] — [`embedding_with_padding_idx`](padding_idx::embedding_with_padding_idx),
 //!   `nn.Embedding(padding_idx=…)`.
+//! - [`rope_pairs`] — [`reorder_for_rotary`](rope_pairs::reorder_for_rotary), a q/k projection
+//!   from HF transformers (`rotate_half`, pairs `(i, i + d/2)`) reordered for burn's
+//!   `RotaryEncoding` (pairs `(2i, 2i + 1)`); the order itself,
+//!   [`rotate_half_order`](rope_pairs::rotate_half_order). Both panic on sizes that do not fit;
+//!   `try_*` forms return the error.
 //!
 //! # Costs
 //!
@@ -68,6 +81,7 @@
 #![warn(missing_docs)]
 
 pub mod attend_mask;
+pub mod bce_targets;
 #[cfg(feature = "optim")]
 pub mod clip_norm;
 pub mod dump;
@@ -83,9 +97,11 @@ pub mod kink;
 #[cfg(feature = "store")]
 pub mod load_check;
 pub mod loss_guard;
+pub mod pad_mode;
 pub mod padding_idx;
 pub mod padding_mask;
 pub mod record;
+pub mod rope_pairs;
 pub mod same_padding;
 pub mod same_shape;
 pub mod store_origin;
@@ -147,6 +163,8 @@ mod tests {
             ("linear_from_torch", Box::new(|| drop(torch_layout::linear_from_torch(torch_layout::TorchLinearWeight::new(Tensor::zeros([2, 3], &Device::flex())), floats(&[0.0; 3]))))),
             ("binary_cross_entropy", Box::new(move || drop(loss_guard::binary_cross_entropy(&bce, floats(&[-1.0, 0.5]), targets)))),
             ("cross_entropy_with_logits", Box::new(|| drop(loss_guard::cross_entropy_with_logits(floats(&[0.1, 0.2]), floats(&[0.5, 0.7]))))),
+            ("hard_targets", Box::new(|| drop(bce_targets::hard_targets(floats(&[0.9]))))),
+            ("binary_cross_entropy_with_logits", Box::new(|| drop(bce_targets::binary_cross_entropy_with_logits(floats(&[0.0, 1.0]), floats(&[1.0]))))),
             ("off_kinks", Box::new(|| kink::assert_off_kinks(&floats(&[0.0]), &[0.0]))),
             ("unique_max", Box::new(|| kink::assert_unique_max(&floats(&[1.0, 1.0])))),
             ("no_ties", Box::new(|| kink::assert_no_ties(&floats(&[1.0]), &floats(&[1.0])))),
@@ -156,6 +174,8 @@ mod tests {
             ("hparams", Box::new(|| hparams::assert_torch_hparams(&burn::optim::AdamConfig::new(), &[("epsilon", 1e-8)]))),
             ("written_by_burn", Box::new(|| store_origin::assert_written_by_burn(std::path::Path::new("/nonexistent.safetensors")))),
             ("dropout", Box::new(move || inference::assert_inference(&dropout, &Tensor::<1>::ones([2], &Device::flex().autodiff())))),
+            ("rotate_half_order", Box::new(|| drop(rope_pairs::rotate_half_order(1, 5)))),
+            ("pad_like_torch", Box::new(|| drop(pad_mode::pad_like_torch(floats(&[1.0, 2.0]), &[2], pad_mode::TorchPaddingMode::Reflect)))),
         ];
         for (name, guard) in cases {
             assert_eq!(panic_file(guard), here, "{name} panics elsewhere than at its caller");

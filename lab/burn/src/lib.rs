@@ -4,12 +4,14 @@
 //! - [`inputs`]: the deterministic input ramp and the hash both sides record.
 //! - [`BURN_VERSION`]: the burn version Cargo.lock resolved, and [`dump_builder`], which starts
 //!   every experiment's dump with it and the rest of the lab's provenance.
+//! - [`loaded`]: which parameters a load left at their initial values.
 //! - the device every experiment runs on, and small tensor helpers.
 //!
 //! Nothing here is for users' ports; that is the `pita` crate.
 
 pub mod args;
 pub mod inputs;
+pub mod loaded;
 
 use burn::module::Param;
 use burn::nn::Linear;

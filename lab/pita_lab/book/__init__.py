@@ -19,6 +19,7 @@ from pita.dump import write_atomically
 from pita.errors import UsageError
 from pita.stats import ulp_distance
 from pita_lab import catalog, repo_root
+from pita_lab.experiment import report_url
 from pita_lab.record import RunRecord
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -80,10 +81,13 @@ def render_catalog(root: Path) -> str:
     """The catalog page: every chapter along the main line with its measured magnitude, and
     the candidates whose paired run showed no divergence."""
     from pita_lab.listing import catalog_rows
+    from pita_lab.matrix import STATUS_ZH, book_matrix, catalog_view
 
     rows = catalog_rows(root)
     return _environment().get_template("catalog.md.j2").render(
         rows=rows,
+        matrix=catalog_view(book_matrix(root)),
+        status_zh=STATUS_ZH,
         mainline_zh=MAINLINE_ZH,
         kind_zh=KIND_ZH,
         experiments=catalog.all_experiments(),
@@ -108,6 +112,7 @@ def _environment() -> jinja2.Environment:
 def render_chapter(root: Path, record: RunRecord) -> str:
     from pita_lab.book.figures import chapter_figures
     from pita_lab.book.navigation import chapter_links
+    from pita_lab.matrix import book_matrix, chapter_statuses
 
     experiment = catalog.get(record.experiment)
     template = _environment().get_template(f"{experiment.burn_package}/chapter.md.j2")
@@ -125,7 +130,9 @@ def render_chapter(root: Path, record: RunRecord) -> str:
         ratios=ratios,
         quotes_pita_crate=PITA_CRATE_SOURCES in Path(template.filename).read_text(encoding="utf-8"),
         links=chapter_links(root, experiment.id),
+        report_url=report_url,
         figures=chapter_figures(experiment, record),
+        matrix=chapter_statuses(book_matrix(root), experiment.id),
     )
 
 
@@ -235,6 +242,15 @@ def drift(ids: list[str] | None, runs: str | Path = "runs") -> int:
     from pita_lab.drift import render
 
     root, changed = repo_root(), []
+    if ids == ["matrix"]:  # the version matrix `pita matrix` wrote in `runs`, against the committed one
+        from pita_lab.matrix import book_matrix, compare_matrices, load
+
+        committed = book_matrix(root)
+        if committed is None:
+            raise UsageError("no committed matrix (book/records/matrix.json): run `pita matrix`, then `pita book update matrix`")
+        report = compare_matrices(committed, load(Path(runs) / "matrix.json"))
+        sys.stdout.write(render(report))
+        return 0 if report.ok else 1
     for experiment_id, path in _run_records(Path(runs), ids or []).items():
         report = drift_from_committed(root, RunRecord.load(path))
         if report is None:
@@ -251,9 +267,18 @@ def drift(ids: list[str] | None, runs: str | Path = "runs") -> int:
 
 def update(ids: list[str] | None, runs: str | Path = "runs") -> int:
     """Makes fresh run records the committed ones (book/records/) and renders the book from
-    them: the one step that changes what the book says. Records with a failing claim are refused."""
+    them: the one step that changes what the book says. Records with a failing claim are refused.
+    `matrix` (alone) commits the version matrix `pita matrix` wrote in `runs`, with its lockfiles."""
 
     root = repo_root()
+    if ids and "matrix" in ids:
+        from pita_lab.matrix import commit
+
+        if ids != ["matrix"]:
+            raise UsageError("pita book update matrix: the matrix is committed on its own (no other ids)")
+        for path in commit(Path(runs)):
+            print(f"updated {path}", file=sys.stderr)
+        return build(None)
     records = {i: RunRecord.load(p) for i, p in _run_records(Path(runs), ids or []).items()}
     failing = [i for i, r in records.items() if not r.ok]
     if failing:
