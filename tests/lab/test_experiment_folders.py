@@ -17,6 +17,8 @@ from pita_lab.book import render_all
 FOLDERS = catalog.folders()
 # Files the lab writes from the experiments; listing every experiment is their job.
 GENERATED = ("Cargo.lock", "book/")
+# Lockfiles cargo writes, the pin's and each matrix version's (lab/matrix/<version>/Cargo.lock).
+LOCKFILE = "Cargo.lock"
 
 
 @pytest.mark.parametrize("experiment_id", list(FOLDERS))
@@ -103,7 +105,7 @@ def shared_files() -> list[str]:
     tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
     rendered = {path.relative_to(ROOT).as_posix() for path in render_all(ROOT)}
     tutorials = tuple(f"examples/{name}/" for name in catalog.tutorial_ids())  # a tutorial cites the pitfalls it meets
-    return [f for f in tracked if not f.startswith(("experiments/", *tutorials, *GENERATED)) and f not in rendered]
+    return [f for f in tracked if not f.startswith(("experiments/", *tutorials, *GENERATED)) and not f.endswith(LOCKFILE) and f not in rendered]
 
 
 def test_no_shared_file_lists_experiments():
