@@ -180,6 +180,7 @@ tr.fail td.verdict { color: #b10026; font-weight: bold; }
 tr.ok td.verdict { color: #1a7f37; }
 section { margin: 2em 0; }
 p.note { color: #555; }
+svg { max-width: 100%; height: auto; }  /* a wide histogram shrinks to the page, its last bins in view */
 """
 
 
