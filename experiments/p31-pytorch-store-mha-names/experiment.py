@@ -2,52 +2,15 @@
 PytorchStore: PyTorchToBurnAdapter does not map packed or renamed parameters. The load fails, or,
 with allow_partial(true), every such parameter silently keeps its initial value."""
 
-from dataclasses import dataclass
-
 from pita_lab.experiment import (
     Accepts,
-    Claim,
     Experiment,
+    Loaded,
     Matches,
     Mismatches,
     Panics,
     SourceRef,
 )
-
-
-def _names(value: str) -> list[str]:
-    return [n for n in value.split(",") if n]
-
-
-@dataclass(frozen=True)
-class LoadedNothing(Claim):
-    """A burn variant's load report (the dump's `applied`, `missing`, `unused` metadata): nothing
-    applied, parameters missing, and the file's tensors left unused."""
-
-    id: str
-    text: str
-    variant: str
-
-    def observe(self, record, out):
-        meta = record.program("burn", self.variant).metadata
-        applied, missing, unused = (_names(meta.get(k, "")) for k in ("applied", "missing", "unused"))
-        observed = f"applied {len(applied)}, missing {len(missing)}, unused {len(unused)}"
-        return "applied 0, missing > 0, unused > 0", observed, not applied and bool(missing) and bool(unused)
-
-
-@dataclass(frozen=True)
-class LoadedEverything(Claim):
-    """A burn variant's load report: every parameter applied, none missing, no tensor unused."""
-
-    id: str
-    text: str
-    variant: str
-
-    def observe(self, record, out):
-        meta = record.program("burn", self.variant).metadata
-        applied, missing, unused = (_names(meta.get(k, "")) for k in ("applied", "missing", "unused"))
-        observed = f"applied {len(applied)}, missing {len(missing)}, unused {len(unused)}"
-        return "applied > 0, missing 0, unused 0", observed, bool(applied) and not missing and not unused
 
 
 def magnitude(record) -> str:
@@ -80,12 +43,12 @@ EXPERIMENT = Experiment(
         Panics("default-load-fails", "`PytorchStore` 默认的加载失败：文件里没有 burn 的参数名",
                "burn", "port", "Tensor not found"),
         Accepts("partial-load-runs", "`allow_partial(true)` 后加载成功，模型能运行", "burn", "partial"),
-        LoadedNothing("partial-loads-nothing", "`allow_partial(true)`：什么都没应用上，burn 的参数名全部缺失，PyTorch 的张量全部没用上",
-                      "partial"),
+        Loaded("partial-loads-nothing", "`allow_partial(true)`：什么都没应用上，burn 的参数名全部缺失，PyTorch 的张量全部没用上",
+               "partial", everything=False),
         Mismatches("negative-control", "burn-partial 对 torch-ref 报 MISMATCH", "torch-ref", "burn-partial"),
         Panics("guard-panics", "`assert_fully_loaded` 拦下部分加载",
                "burn", "guard", "parameters were not loaded and keep their initial values"),
-        LoadedEverything("fix-loads-everything", "拆开 `in_proj` 并改名后，每个参数都能加载", "fixed"),
+        Loaded("fix-loads-everything", "拆开 `in_proj` 并改名后，每个参数都能加载", "fixed"),
         Matches("fix-matches", "burn-fixed 和 torch-ref 一致", "torch-ref", "burn-fixed"),
     ),
 )
