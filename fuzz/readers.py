@@ -37,11 +37,11 @@ from pathlib import Path
 
 import numpy as np
 
-from pita.align import load_rules
 from pita.compare import compare_dumps
 from pita.dtypes import BF16
 from pita.dump import Dump, _json_bytes, _npz_bytes, _safetensors_bytes, read_dump, write_dump
 from pita.errors import UsageError
+from pita.rules import load_rules
 
 CRASHES = Path(__file__).parent / "crashes"
 SLOW_SECONDS = 5.0

@@ -9,8 +9,16 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
+from importlib.metadata import entry_points
 
 from pita.errors import EXIT_BUG, EXIT_USAGE, UsageError
+
+# Other packages add commands through this entry-point group: each entry is a function taking
+# argparse's subparsers (pita's lab registers its own there, from a source checkout).
+COMMANDS_GROUP = "pita.commands"
+LAB_EPILOG = "More commands come with pita's lab, which needs a source checkout."
+LAB_MISSING = ("pita {command} is not a command of this pita ({known}); it may be one of pita's lab, which runs from a source "
+               "checkout and is not installed here: clone the repository and run scripts/setup")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -19,6 +27,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    return _parser_and_commands()[0]
+
+
+def _parser_and_commands():
+    """The parser; its subcommands; whether any plugin (pita's lab) added commands."""
     parser = _Parser(prog="pita", description="Checks PyTorch-to-burn ports: dumps, parity, diagnosis; in a checkout, the lab's experiments and handbook.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
@@ -37,8 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
     _comparison_options(trace, reference64=False)
     trace.set_defaults(handler=_trace)
 
-    _add_lab_commands(commands)
-    return parser
+    lab = _add_plugin_commands(commands)
+    if not lab:
+        parser.epilog = LAB_EPILOG
+    return parser, commands, lab
 
 
 def _comparison_options(command, *, reference64: bool) -> None:
@@ -55,53 +70,59 @@ def _comparison_options(command, *, reference64: bool) -> None:
     if reference64:
         command.add_argument("--reference64", metavar="FILE", help="a float64 run of the reference: judge each side's error against it")
     command.add_argument("--format", choices=("text", "json"), default="text")
+    command.add_argument("--json", metavar="FILE",
+                         help="also write the result as JSON to FILE (what --format json prints), so one run gives the printed "
+                              "report and the JSON")
 
 
 def _tolerance_and_rules(args):
     """The `Tolerance` and the `Rules` (or None) the shared options ask for, checked."""
-    from pita.align import checked_tolerance, load_rules
-    from pita.compare import Tolerance
+    from pita.rules import load_rules
+    from pita.tolerance import Tolerance
 
-    for key in ("atol", "rtol", "ulp"):  # argparse's float() accepts nan, inf and negatives
-        if getattr(args, key) is not None:
-            try:
-                checked_tolerance(key, getattr(args, key))
-            except ValueError as error:
-                raise UsageError(f"--{error}") from None
     tolerance = Tolerance.from_options(atol=args.atol, rtol=args.rtol, ulp=args.ulp, equal_nan=args.equal_nan)
     return tolerance, load_rules(args.rules) if args.rules else None
 
 
 def _compare(args) -> int:
     from pita.compare import compare_dumps
-    from pita.dump import read_dump
+    from pita.dump import read_dump, write_atomically
     from pita.report import render_json, render_text
 
     tolerance, rules = _tolerance_and_rules(args)
     reference, candidate = read_dump(args.reference), read_dump(args.candidate)
     reference64 = read_dump(args.reference64) if args.reference64 else None
-    html_path = _checked_output(args.html) if args.html else None
+    html_path = _checked_output("--html", args.html) if args.html else None
+    json_path = _checked_output("--json", args.json) if args.json else None
     result = compare_dumps(reference, candidate, tolerance, allow_input_mismatch=args.allow_input_mismatch,
                            rules=rules, reference64=reference64, distributions=args.histogram or bool(args.html))
     if html_path:
-        from pita.dump import write_atomically
         from pita.report_html import render_html
 
         write_atomically(html_path, render_html(result).encode())
-    sys.stdout.write(render_json(result) if args.format == "json" else render_text(result))
+    return _report(result, render_json(result), render_text(result), args.format, json_path)
+
+
+def _report(result, json_text: str, text: str, output_format: str, json_path) -> int:
+    """Writes the JSON file if asked, prints the result in the format asked; the exit code."""
+    if json_path:
+        from pita.dump import write_atomically
+
+        write_atomically(json_path, json_text.encode())
+    sys.stdout.write(json_text if output_format == "json" else text)
     return 0 if result.ok else 1
 
 
-def _checked_output(path: str):
+def _checked_output(option: str, path: str):
     """An output path that can be written, checked before the comparison runs (a long one would
     otherwise end in the error): a file in an existing folder, not a folder itself."""
     from pathlib import Path
 
     target = Path(path)
     if target.is_dir():
-        raise UsageError(f"--html {path}: is a folder, not a file")
+        raise UsageError(f"{option} {path}: is a folder, not a file")
     if not target.parent.is_dir():
-        raise UsageError(f"--html {path}: folder {target.parent} does not exist")
+        raise UsageError(f"{option} {path}: folder {target.parent} does not exist")
     return target
 
 
@@ -111,44 +132,36 @@ def _trace(args) -> int:
 
     tolerance, rules = _tolerance_and_rules(args)
     reference, candidate = read_dump(args.reference), read_dump(args.candidate)
+    json_path = _checked_output("--json", args.json) if args.json else None
     result = trace_dumps(reference, candidate, tolerance, rules, allow_input_mismatch=args.allow_input_mismatch)
-    sys.stdout.write(render_trace_json(result) if args.format == "json" else render_trace_text(result))
-    return 0 if result.ok else 1
+    return _report(result, render_trace_json(result), render_trace_text(result), args.format, json_path)
 
 
-# The lab's commands (run, list, book) live in `pita_lab`, installed only in a source checkout.
-LAB_COMMANDS = {"run": "build, run and check experiments' claims", "list": "the catalog of experiments",
-                "matrix": "the catalog on other burn versions",
-                "book": "render or check the handbook from run records"}
+def _add_plugin_commands(commands) -> bool:
+    """Adds every command the installed plugins offer; whether any plugin is installed. A plugin
+    that fails to load is a bug, reported as one with its traceback."""
+    plugins = entry_points(group=COMMANDS_GROUP)
+    for plugin in plugins:
+        plugin.load()(commands)
+    return bool(plugins)
 
 
-def _add_lab_commands(commands) -> None:
-    try:
-        from pita_lab.cli import add_commands
-    except ModuleNotFoundError as error:
-        if error.name not in ("pita_lab", "pita_lab.cli"):  # the lab is there but broken: a bug, say so
-            raise
-        for name, help_text in LAB_COMMANDS.items():  # whatever follows the command, main answers with one line
-            command = commands.add_parser(name, help=f"{help_text} (lab; needs a source checkout)", add_help=False)
-            command.set_defaults(handler=_lab_missing)
-        return
-    add_commands(commands)
-
-
-def _lab_missing(args) -> int:
-    raise UsageError(f"pita {args.command} is part of pita's lab, which runs from a source checkout and is not installed here: "
-                     "clone the repository and run scripts/setup (pita compare works as installed)")
+def _refuse_unknown_without_lab(argv: list[str], commands) -> None:
+    """Without the lab, a command this pita does not have is one line and exit 2, whatever follows it."""
+    if argv and not argv[0].startswith("-") and argv[0] not in commands.choices:
+        raise UsageError(LAB_MISSING.format(command=argv[0], known=", ".join(commands.choices)))
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     try:
-        parser = build_parser()
-        args, unknown = parser.parse_known_args(argv)
-        if unknown and args.handler is not _lab_missing:  # what parse_args does; the lab's stand-ins take anything
-            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        parser, commands, lab = _parser_and_commands()
+        if not lab:
+            _refuse_unknown_without_lab(argv, commands)
+        args = parser.parse_args(argv)
         return args.handler(args)
     except UsageError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {error.cli_message}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -4,77 +4,80 @@ The reference is the first argument (usually the PyTorch dump), the candidate th
 port). An element passes when `|candidate - reference| <= atol + rtol*|reference|`; NaN never
 passes unless `equal_nan` is set, and then only against NaN; an infinity passes only against the
 same infinity. Integers and bools compare exactly (against floats too). Given no atol or rtol,
-float16 and bfloat16 tensors get torch.testing's defaults for their dtype (`DTYPE_DEFAULTS`),
+float16 and bfloat16 tensors get torch.testing's defaults for their dtype (`pita.tolerance.DTYPE_DEFAULTS`),
 float32 and float64 pita's own.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields
 from decimal import Decimal
 
 import numpy as np
 
 from pita import diagnose
-from pita.align import Rules, align
+from pita.align import align
 from pita.diagnose.base import Diagnosis, differ_only_in_size_one_axes
 from pita.distribution import measure_distribution
-from pita.dtypes import FLOATS, dtype_name, widen
+from pita.dtypes import dtype_name, widen
 from pita.dump import Dump
 from pita.errors import UsageError
 from pita.filetensor import take
+from pita.recording import INIT
+from pita.rules import Rules
 from pita.stats import ULP_UNBOUNDED, measure
+from pita.strict_json import unspelt
+from pita.tolerance import Tolerance, compares_exactly
 
-DEFAULT_ATOL, DEFAULT_RTOL = 1e-6, 0.0  # float32 and float64; the handbook quotes them
-# (atol, rtol) when the user gives neither: torch.testing's for the half formats.
-DTYPE_DEFAULTS = {"F16": (1e-5, 1e-3), "BF16": (1e-5, 1.6e-2)}
+DEFAULT_TOLERANCE = Tolerance.from_options()  # what `pita compare` uses without tolerance options
+COMPARE_FORMAT = "pita-compare/1"  # the JSON form of a ComparisonResult
+
+
+def check_format(data, expected: str, what: str) -> None:
+    """Refuses a dict that is not the JSON form `expected` names (another format, or none)."""
+    found = data.get("format") if isinstance(data, dict) else None
+    if found != expected:
+        raise UsageError(f"not a {what}: format {found!r}, expected {expected!r}")
+
+
+def tolerance_to_dict(tolerance: Tolerance) -> dict:
+    return {**asdict(tolerance), "formula": tolerance.formula()}
+
+
+def tolerance_from_dict(data: dict) -> Tolerance:
+    return Tolerance(**{key: value for key, value in data.items() if key != "formula"})
 
 
 @dataclass(frozen=True)
-class Tolerance:
-    atol: float = DEFAULT_ATOL
-    rtol: float = DEFAULT_RTOL
-    ulp: int | None = None  # when set, an element also passes within this many ULPs
-    equal_nan: bool = False
-    dtype_defaults: bool = False  # atol/rtol were not given: float16/bfloat16 use DTYPE_DEFAULTS
+class PlatformFields:
+    """Which figures of a result depend on the machine that computed it: two machines of one
+    kind differ in the last bits of float sums (pita's lab holds a fresh run to its committed
+    record by this). Names are keys of the result's JSON form, at any depth below the type that
+    declares them. Any other float is a figure that may move a little; every other number, string
+    and bool is the same on every machine."""
 
-    @classmethod
-    def from_options(cls, atol: float | None = None, rtol: float | None = None, ulp: int | None = None,
-                     equal_nan: bool = False) -> Tolerance:
-        """The tolerance a command line or an API call asks for (None: not given). Given neither
-        atol nor rtol, each float dtype gets its default; given either, both apply to every float
-        tensor, the other one at its float32 default."""
-        return cls(atol=DEFAULT_ATOL if atol is None else atol, rtol=DEFAULT_RTOL if rtol is None else rtol,
-                   ulp=ulp, equal_nan=equal_nan, dtype_defaults=atol is None and rtol is None)
+    ulp_counts: frozenset[str] = frozenset()  # ULP distances between two values that may each move
+    free: frozenset[str] = frozenset()  # positions of the worst elements, the values there, counts of rounding-level mismatches
+    unordered: frozenset[str] = frozenset()  # lists that grow or shrink with the rounding-level mismatches; free inside
+    histograms: frozenset[str] = frozenset()  # distributions of ULP distances: their bins move, their totals do not
 
-    def for_dtypes(self, reference_dtype, candidate_dtype) -> Tolerance:
-        """The tolerance for one pair: exact where integers or bools take part; with
-        `dtype_defaults`, the larger of the two dtypes' defaults (as torch.testing does)."""
-        names = (dtype_name(reference_dtype), dtype_name(candidate_dtype))
-        if compares_exactly(*names):
-            return replace(self, atol=0.0, rtol=0.0, ulp=None, dtype_defaults=False)
-        if not self.dtype_defaults:
-            return self
-        defaults = [DTYPE_DEFAULTS.get(name, (self.atol, self.rtol)) for name in names]
-        return replace(self, atol=max(a for a, _ in defaults), rtol=max(r for _, r in defaults))
-
-    def formula(self) -> str:
-        nan = "NaN passes only against NaN" if self.equal_nan else "NaN never passes"
-        ulp = f", or ULP distance <= {self.ulp}" if self.ulp is not None else ""
-        bounds = f"(atol={self.atol:g}, rtol={self.rtol:g})"
-        return f"|candidate - reference| <= atol + rtol*|reference| {bounds}{ulp}; {nan}; an inf passes only against the same inf"
-
-    def short(self) -> str:
-        text = f"{self.atol:g}" if self.rtol == 0 else f"{self.atol:g}+{self.rtol:g}*|reference|"
-        return text + (f" or {self.ulp} ulp" if self.ulp is not None else "")
-
-
-DEFAULT_TOLERANCE = Tolerance.from_options()  # what `pita compare` uses without tolerance options
+    def __or__(self, other: PlatformFields) -> PlatformFields:
+        return PlatformFields(self.ulp_counts | other.ulp_counts, self.free | other.free,
+                              self.unordered | other.unordered, self.histograms | other.histograms)
 
 
 @dataclass
 class TensorResult:
+    PLATFORM = PlatformFields(  # `support`: the elements a diagnosis' finding rests on
+        ulp_counts=frozenset({"max_ulp"}),
+        free=frozenset({"worst_index", "max_ulp_index", "worst_reference", "worst_candidate", "mismatched", "support"}),
+        unordered=frozenset({"examples"}),
+        histograms=frozenset({"ulp_histogram"}),
+    )
+    _TEXTS = ("name", "dtype", "candidate_dtype", "would_pass", "tolerance", "notes")  # never numbers
+
+
     name: str
     ok: bool
     n: int
@@ -115,6 +118,14 @@ class TensorResult:
                 del data[key]
         return data
 
+    @classmethod
+    def from_dict(cls, data: dict) -> TensorResult:
+        """A tensor's result from its JSON form (`to_dict`, or strict JSON read back)."""
+        values = {f.name: data[f.name] for f in fields(cls) if f.name in data}
+        values.update({key: unspelt(value) for key, value in values.items() if key not in cls._TEXTS})
+        values["diagnosis"] = [Diagnosis.from_dict(d) for d in data.get("diagnosis", [])]
+        return cls(**values)
+
 
 @dataclass
 class ComparisonResult:
@@ -137,10 +148,11 @@ class ComparisonResult:
 
     def to_dict(self) -> dict:
         return {
+            "format": COMPARE_FORMAT,
             "ok": self.ok,
             "reference": self.reference,
             "candidate": self.candidate,
-            "tolerance": {**asdict(self.tolerance), "formula": self.tolerance.formula()},
+            "tolerance": tolerance_to_dict(self.tolerance),
             "worst": self.worst,
             "notes": self.notes,
             "missing": self.missing,
@@ -149,21 +161,29 @@ class ComparisonResult:
             "tensors": [t.to_dict() for t in self.tensors],
         }
 
+    @classmethod
+    def from_dict(cls, data: dict) -> ComparisonResult:
+        """A comparison from its JSON form (`to_dict`, or `pita compare --json`'s file read back);
+        `ok` and `worst` are derived again. Raises `UsageError` for another format or none."""
+        check_format(data, COMPARE_FORMAT, "pita compare result")
+        return cls(reference=data["reference"], candidate=data["candidate"], tolerance=tolerance_from_dict(data["tolerance"]),
+                   tensors=[TensorResult.from_dict(t) for t in data["tensors"]], missing=data["missing"], extra=data["extra"],
+                   mappings=data["mappings"], notes=data["notes"])
+
 
 def check_same_inputs(reference: Dump, candidate: Dump) -> None:
     """Refuses dumps made from different inputs: their differences would mean nothing."""
     ours, theirs = reference.metadata.get("input_sha256"), candidate.metadata.get("input_sha256")
     if ours and theirs and ours != theirs:
-        raise UsageError(
-            f"input hashes differ (reference {ours[:12]}…, candidate {theirs[:12]}…): the dumps come "
-            "from different inputs; pass --allow-input-mismatch to compare anyway"
-        )
+        differ = f"input hashes differ (reference {ours[:12]}…, candidate {theirs[:12]}…): the dumps come from different inputs"
+        raise UsageError(f"{differ}; pass allow_input_mismatch=True to compare anyway",
+                         cli_message=f"{differ}; pass --allow-input-mismatch to compare anyway")
 
 
 def without_init(dump: Dump) -> tuple[Dump, int]:
     """The dump without its `init/` tensors (a recording's values before loading, which only
     trace's load audit reads, docs/recording.md), and how many it had."""
-    tensors = {name: t for name, t in dump.tensors.items() if not name.startswith("init/")}
+    tensors = {name: t for name, t in dump.tensors.items() if not name.startswith(INIT)}
     skipped = len(dump.tensors) - len(tensors)
     if not skipped:
         return dump, 0
@@ -231,12 +251,6 @@ def compare_dumps(
     )
 
 
-def compares_exactly(*dtype_names: str) -> bool:
-    """Integers and bools (`I64`, `BOOL`, ...) compare exactly, also against floats: no tolerance
-    applies unless both sides are floats."""
-    return not all(name in FLOATS for name in dtype_names)
-
-
 def tensor_tolerance(name: str, reference_dtype, candidate_dtype, tolerance: Tolerance, rules: Rules) -> tuple[Tolerance, str, str]:
     """The tolerance one pair is compared with; where it comes from: '' (the comparison's own),
     'exact', 'rules' (a rules-file entry) or 'dtype' (the dtype's default); and the note saying so."""
@@ -261,8 +275,9 @@ def float64_references(reference64: Dump | None, rules: Rules, reference_tensors
     found = {name: renamed[name] for name in names if name in renamed}
     for name, exact in found.items():
         if tuple(exact.shape) != tuple(reference_tensors[name].shape):
-            raise UsageError(f"--reference64: tensor {name!r} has shape {list(exact.shape)}, the reference's is "
-                             f"{list(reference_tensors[name].shape)}: not a run of the same computation")
+            shapes = f"tensor {name!r} has shape {list(exact.shape)}, the reference's is {list(reference_tensors[name].shape)}"
+            raise UsageError(f"reference64: {shapes}: not a run of the same computation",
+                             cli_message=f"--reference64: {shapes}: not a run of the same computation")
     return found
 
 
@@ -337,6 +352,9 @@ def would_pass(result: TensorResult, tolerance: Tolerance, in_rules_file: bool =
         options.append({"rtol": _rtol_text(result), "atol": "0"})
     if result.max_ulp is not None and result.max_ulp < ULP_UNBOUNDED:
         options.append({"ulp": str(result.max_ulp)})
+    options = [option for option in options if all(math.isfinite(float(value)) for value in option.values())]  # 1.8e+308 is inf
+    if not options:
+        return "no tolerance suggested (|diff| rounds up beyond the float64 range)"
     if tolerance.equal_nan and not in_rules_file:
         options = [{**option, "equal_nan": "true"} for option in options]
     return _phrase(options, in_rules_file)

@@ -21,7 +21,8 @@ import math
 import numpy as np
 
 from pita.filetensor import flat_chunks
-from pita.stats import CHUNK, ULP_UNBOUNDED, _both_float, _exact_difference, _float64, _ulp_distance
+from pita.stats_contract import ULP_UNBOUNDED
+from pita.stats_numpy import CHUNK, as_float64, both_float, exact_difference, float_ulp_distance
 
 MAX_CELLS = 64  # rows and columns of an error map at most
 _LOW_BITS = 32  # distances are split here so that their bit length is found exactly in float64
@@ -69,15 +70,15 @@ class Distribution:
     def add(self, start: int, reference: np.ndarray, candidate: np.ndarray) -> None:
         """Elements start.. of the pair, flat."""
         if self.floats:
-            x, y = _float64(reference), _float64(candidate)
-            distance = _ulp_distance(reference, candidate, x, y)
+            x, y = as_float64(reference), as_float64(candidate)
+            distance = float_ulp_distance(reference, candidate, x, y)
             unbounded = distance >= ULP_UNBOUNDED
             self.unbounded += int(unbounded.sum())
             self.counts += np.bincount(ulp_bins(distance[~unbounded]), minlength=self.counts.size)[: self.counts.size]
             if self.view is not None:
                 self._map(start, _float_difference(x, y))
         elif self.view is not None:
-            self._map(start, _exact_difference(reference, candidate)[1])
+            self._map(start, exact_difference(reference, candidate)[1])
 
     def _map(self, start: int, diff: np.ndarray) -> None:
         rows, columns = self.view
@@ -140,7 +141,7 @@ def measure_distribution(reference, candidate, *, error_map: bool) -> tuple[dict
     if reference.size != candidate.size:
         raise ValueError(f"a distribution needs tensors of the same size, got {reference.size} and {candidate.size}")
     shape = tuple(reference.shape)
-    distribution = Distribution(_both_float(reference.dtype, candidate.dtype), shape if error_map else None)
+    distribution = Distribution(both_float(reference.dtype, candidate.dtype), shape if error_map else None)
     chunks = zip(flat_chunks(reference, 0, reference.size, CHUNK), flat_chunks(candidate, 0, candidate.size, CHUNK))
     for start, (r, c) in zip(range(0, reference.size, CHUNK), chunks):
         distribution.add(start, r, c)

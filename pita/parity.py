@@ -8,9 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
-from pita.compare import ComparisonResult, Tolerance, compare_dumps
+from pita.compare import ComparisonResult, compare_dumps
 from pita.dtypes import BF16, normalize
 from pita.dump import Dump, read_dump
+from pita.tolerance import Tolerance
 
 
 class ParityError(AssertionError):
@@ -22,7 +23,7 @@ class ParityError(AssertionError):
 
 
 def assert_parity(reference, candidate, *, atol: float | None = None, rtol: float | None = None, ulp: int | None = None,
-                  equal_nan: bool = False, rules=None) -> ComparisonResult:
+                  equal_nan: bool = False, rules=None, allow_input_mismatch: bool = False) -> ComparisonResult:
     """Compares two sets of tensors and raises `ParityError` with the full report on a mismatch.
 
     `reference` and `candidate` are each a dump path (safetensors, JSON, npz or a folder), a
@@ -30,14 +31,17 @@ def assert_parity(reference, candidate, *, atol: float | None = None, rtol: floa
     included: converted without this module importing torch). `rules` is a path to a rules file
     or a loaded `Rules`. Tolerances mean what they mean to `pita compare`: given neither `atol`
     nor `rtol`, float32/float64 use atol=1e-6, rtol=0 and float16/bfloat16 torch.testing's
-    defaults; given either, both apply to every float tensor; integers and bools compare exactly."""
-    from pita.align import load_rules
+    defaults; given either, both apply to every float tensor; integers and bools compare exactly.
+    A tolerance that is negative or not finite raises `UsageError`, and so do dumps of different
+    inputs (their `input_sha256`) unless `allow_input_mismatch=True`."""
     from pita.report import render_text
+    from pita.rules import load_rules
 
     if isinstance(rules, (str, os.PathLike)):
         rules = load_rules(rules)
     tolerance = Tolerance.from_options(atol=atol, rtol=rtol, ulp=ulp, equal_nan=equal_nan)
-    result = compare_dumps(_as_dump(reference, "reference"), _as_dump(candidate, "candidate"), tolerance, rules=rules)
+    result = compare_dumps(_as_dump(reference, "reference"), _as_dump(candidate, "candidate"), tolerance, rules=rules,
+                           allow_input_mismatch=allow_input_mismatch)
     if not result.ok:
         raise ParityError(render_text(result), result)
     return result

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import math
 
 from pita.compare import ComparisonResult, TensorResult
 from pita.stats import ULP_UNBOUNDED
+from pita.strict_json import spelt
 
 
 def render_text(result: ComparisonResult) -> str:
@@ -23,9 +23,13 @@ def render_text(result: ComparisonResult) -> str:
         lines.append("unpaired: " + "; ".join(one_sided))
     for tensor in result.tensors:
         lines.extend(tensor_lines(tensor))
-    verdict = "OK" if result.ok else "MISMATCH"
-    lines.append(f"worst={result.worst:.2e} tol={result.tolerance.short()} {verdict}")
+    lines.append(verdict_line(result))
     return "\n".join(lines) + "\n"
+
+
+def verdict_line(result: ComparisonResult) -> str:
+    """The text report's last line: the worst |diff|, the tolerance, OK or MISMATCH."""
+    return f"worst={result.worst:.2e} tol={result.tolerance.short()} {'OK' if result.ok else 'MISMATCH'}"
 
 
 def tensor_lines(tensor: TensorResult) -> list[str]:
@@ -36,7 +40,7 @@ def tensor_lines(tensor: TensorResult) -> list[str]:
         return [f"{tensor.name} SHAPE CONFLICT: reference {tensor.shape}, candidate {tensor.candidate_shape}", *notes, *diagnosis]
     line = f"{tensor.name} n= {tensor.n} max|diff|={tensor.max_abs_diff:.2e}"
     if tensor.max_ulp is not None:
-        line += f" max_ulp={_ulp(tensor.max_ulp)} at {tensor.max_ulp_index}"
+        line += f" max_ulp={ulp_text(tensor.max_ulp)} at {tensor.max_ulp_index}"
     if not tensor.ok:
         share = 100.0 * tensor.mismatched / tensor.n if tensor.n else 100.0
         line += f" MISMATCH {tensor.mismatched}/{tensor.n} ({share:.1f}%)"
@@ -60,7 +64,8 @@ def _value(value) -> str:
     return f"{value:.9g}" if isinstance(value, float) else str(value)
 
 
-def _ulp(value: int) -> str:
+def ulp_text(value: int) -> str:
+    """A ULP distance as the report prints it: `inf` where there is no finite one."""
     return "inf" if value >= ULP_UNBOUNDED else str(value)  # NaN against a number, inf against a finite value
 
 
@@ -72,17 +77,7 @@ def render_json(result: ComparisonResult) -> str:
 
 def json_text(data: dict) -> str:
     """One report as strict JSON (what `render_json` and `pita trace --format json` print)."""
-    return json.dumps(_finite(data), indent=2, default=_jsonable, allow_nan=False) + "\n"
-
-
-def _finite(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
+    return json.dumps(spelt(data), indent=2, default=_jsonable, allow_nan=False) + "\n"
 
 
 def _jsonable(value):

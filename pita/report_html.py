@@ -18,7 +18,7 @@ from html import escape
 
 from pita.compare import ComparisonResult, TensorResult
 from pita.distribution import bin_labels, bin_range, merged_histogram, view_note
-from pita.report import _ulp
+from pita.report import ulp_text
 
 FONT = 'font-family="sans-serif" font-size="11"'
 # What the pictures call things; the handbook passes its own words.
@@ -221,7 +221,7 @@ def _table(tensors: list[TensorResult]) -> str:
     rows = [f"<table><tr>{header}</tr>"]
     for t in tensors:
         dtype = t.dtype if t.dtype == t.candidate_dtype else f"{t.dtype} / {t.candidate_dtype}"
-        ulp = "" if t.max_ulp is None else _ulp(t.max_ulp)
+        ulp = "" if t.max_ulp is None else ulp_text(t.max_ulp)
         if t.shape_conflict:
             verdict = f"SHAPE CONFLICT {t.shape} / {t.candidate_shape}"
         else:

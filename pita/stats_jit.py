@@ -1,7 +1,8 @@
-"""The float32 kernel behind `pita.stats.measure`, compiled by numba (cached on disk).
+"""The compiled implementation of the statistics contract (`pita.stats_contract`) for float32
+pairs, by numba (cached on disk); `pita.stats.measure` picks it for large pairs.
 
-It gives the same verdict and statistics as the numpy path in `pita.stats`, which the tests hold
-it to, at the speed of reading the files. Nearly every element pair is looked at once, by a screen:
+It gives the same verdict and statistics as the numpy implementation (`pita.stats_numpy`), the
+oracle test holds both to the contract, at the speed of reading the files. Nearly every element pair is looked at once, by a screen:
 
 - a screen over a sub-block of SUB_BLOCK elements, written so that LLVM vectorises it without
   fast-math (integer and boolean reductions only; float maxima are not reduced but compared
@@ -30,7 +31,7 @@ import numba
 import numpy as np
 
 from pita.filetensor import flat_chunks
-from pita.stats import EXAMPLES, ULP_UNBOUNDED, TensorStats
+from pita.stats_contract import EXAMPLES, ULP_UNBOUNDED, TensorStats
 
 CHUNK = 1 << 17  # elements read at a time by each thread: 512 KiB a side, both in L2 cache
 SUB_BLOCK = 2048  # elements the screen settles at once; a rescan costs about this many scalar steps
@@ -202,16 +203,16 @@ def _sweep(reference, candidate, offset, atol, rtol, ulp_limit, ulp_cut, equal_n
 
 
 def measure_f32(reference, candidate, tolerance) -> TensorStats:
-    """`pita.stats.measure` for two float32 tensors (arrays or `FileTensor`s) of the same size."""
+    """The statistics of two float32 tensors (arrays or `FileTensor`s) of the same size."""
     ranges = _ranges(reference.size, _threads())
     if len(ranges) == 1:
-        return _measure_range(reference, candidate, *ranges[0], tolerance)
+        return _measure_range(reference, candidate, *ranges[0], tolerance).settled(floats=True)
     with ThreadPoolExecutor(len(ranges)) as pool:
         parts = [pool.submit(_measure_range, reference, candidate, start, stop, tolerance) for start, stop in ranges]
         total = TensorStats()
         for part in parts:
             total.merge(part.result())
-    return total
+    return total.settled(floats=True)
 
 
 def _measure_range(reference, candidate, start: int, stop: int, tolerance) -> TensorStats:

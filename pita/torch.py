@@ -17,9 +17,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pita.errors import UsageError
+from pita.recording import RECORDING, act_name, check_metadata, check_step, grad_name, loss_name, optim_name, param_name, step_name
 
-RECORDING = "pita-record/1"
-RESERVED = ("recording", "execution_order", "steps", "dtype")  # metadata keys the recorder writes itself
 ACTIVATIONS = ("first", "none")
 
 __all__ = ["RECORDING", "Recorder", "record"]
@@ -70,6 +69,7 @@ def record(model, inputs, targets, loss_fn: Callable, path: str | Path, optimize
     A run that raises leaves no file and no hooks behind.
     """
     torch = _torch()
+    check_metadata(metadata)  # before the run, which trains `model`
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise UsageError(f"steps must be a positive integer, got {steps!r}")
     if optimizer is None and steps != 1:
@@ -196,7 +196,7 @@ class Recorder:
                 return
             n = self._calls.get(name, 0) + 1
             self._calls[name] = n
-            key = f"act/{name}" if n == 1 else f"act/{name}#{n}"
+            key = act_name(name, n)
             self._keep(key, tensor)
             self.execution_order.append(key)
 
@@ -210,17 +210,17 @@ class Recorder:
     def params(self) -> None:
         """`param/<path>`: every parameter as it is now (call it before the first step)."""
         for name, parameter in self.model.named_parameters():
-            self._keep(f"param/{name}", parameter)
+            self._keep(param_name(name), parameter)
 
     def loss(self, k: int, loss) -> None:
         """`loss/<k>`: the loss of step k (k = 1, 2, …), one element, stored with shape `[1]`."""
         torch = _torch()
         self._end_forward()
-        _check_step(k)
+        name = loss_name(k)
         loss = loss if isinstance(loss, torch.Tensor) else torch.tensor(loss)
         if loss.numel() != 1:
             raise UsageError(f"loss {k} has shape {list(loss.shape)}: record the reduced loss (one element)")
-        self._keep(f"loss/{k}", loss.reshape(1))
+        self._keep(name, loss.reshape(1))
 
     def grads(self) -> None:
         """`grad/<path>`: every parameter's gradient (call it after step 1's `backward()`).
@@ -231,7 +231,7 @@ class Recorder:
             if parameter.grad is None:
                 self.no_grad.append(name)
             else:
-                self._keep(f"grad/{name}", parameter.grad)
+                self._keep(grad_name(name), parameter.grad)
 
     def step(self, k: int, optimizer=None) -> None:
         """`step<k>/<path>`: every parameter after optimizer step k. With `optimizer_state=True`
@@ -241,29 +241,27 @@ class Recorder:
         recorded: burn keeps them as plain integers, so they would be one-sided names."""
         torch = _torch()
         self._end_forward()
-        _check_step(k)
+        check_step(k)
         if self.optimizer_state and optimizer is None:
             raise UsageError(f"step({k}): this Recorder records the optimizer's state; pass the optimizer")
         for name, parameter in self.model.named_parameters():
-            self._keep(f"step{k}/{name}", parameter)
+            self._keep(step_name(k, name), parameter)
         if self.optimizer_state:
             for name, parameter in self.model.named_parameters():
                 for key, value in optimizer.state.get(parameter, {}).items():
                     if isinstance(value, torch.Tensor) and value.shape == parameter.shape:
-                        self._keep(f"optim{k}/{name}/{key}", value)
+                        self._keep(optim_name(k, name, key), value)
         self.steps.add(k)
 
     def write(self, path: str | Path, **metadata) -> Path:
         """Writes the recording with `pita.torch_dump.write_torch_dump` (atomically; the JSON form
         beside a `.safetensors` file when small enough) and returns the path. Metadata: the
         provenance, `recording`, `execution_order`, `steps`, `dtype`, `no_grad` when a parameter
-        had no gradient, and `metadata` (strings; `recording`, `execution_order`, `steps` and
-        `dtype` are the recorder's own and refused)."""
+        had no gradient, and `metadata` (strings; the recorder's own keys and the provenance keys,
+        `pita.recording.RECORDER_KEYS` and `PROVENANCE_KEYS`, are refused)."""
         from pita.torch_dump import write_torch_dump
 
-        reserved = sorted(set(metadata) & set(RESERVED))
-        if reserved:
-            raise UsageError(f"metadata {', '.join(map(repr, reserved))}: set by the recorder itself")
+        check_metadata(metadata)
         own = {"recording": RECORDING, "execution_order": json.dumps(self.execution_order), "steps": str(len(self.steps)),
                "dtype": self._dtype}
         if self.no_grad:
@@ -284,11 +282,6 @@ class Recorder:
 
 
 # --- helpers -----------------------------------------------------------------------------------
-
-
-def _check_step(k) -> None:
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise UsageError(f"steps are numbered 1, 2, …; got {k!r}")
 
 
 def _first_tensor(torch, output):

@@ -14,11 +14,15 @@ import numpy as np
 from pita.dtypes import BF16
 from pita.dump import FORMAT, MAX_JSON_ELEMENTS, Dump, write_dump
 from pita.errors import UsageError
+from pita.recording import check_metadata
 
 
 def write_torch_dump(path: str | Path, tensors: dict, **metadata) -> Path:
     """Writes `path` (.safetensors, .json or .npz) and, for safetensors, the JSON form beside it
-    when the dump fits one (at most `MAX_JSON_ELEMENTS` elements). bfloat16 tensors stay BF16."""
+    when the dump fits one (at most `MAX_JSON_ELEMENTS` elements). bfloat16 tensors stay BF16.
+    `metadata` may not set the provenance this writes itself (`format`, `framework`,
+    `framework_version`: `pita.recording.PROVENANCE_KEYS`); `backend` it may."""
+    check_metadata(metadata, recording=False)
     import torch
 
     arrays = {name: _as_numpy(torch, name, tensor) for name, tensor in tensors.items()}

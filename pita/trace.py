@@ -41,34 +41,35 @@ from __future__ import annotations
 
 import bisect
 import json
-import re
 from dataclasses import asdict, dataclass, field
 
-from pita.align import Rules
-from pita.compare import ComparisonResult, TensorResult, Tolerance, compare_dumps, without_init
+from pita.compare import ComparisonResult, PlatformFields, TensorResult, check_format, compare_dumps, tolerance_from_dict, tolerance_to_dict, without_init
+from pita.diagnose.base import Diagnosis
 from pita.dump import Dump
 from pita.errors import UsageError
+from pita.recording import ACT, INIT, OTHER, PARAM, PHASES, RECORDING, init_name, looks_recorded, param_name, parse
 from pita.report import json_text, tensor_lines
+from pita.rules import Rules
 from pita.stats import measure
+from pita.strict_json import unspelt
+from pita.tolerance import Tolerance
 
-RECORDING = "pita-record/1"
-PHASES = ("parameters", "forward", "loss", "backward", "step")
-OTHER = "other"
 SHOWN_NAMES = 5  # names listed per kind on one text line
-MAX_STEP = 10**9  # k in step<k>/, optim<k>/, loss/<k> has at most 9 digits
-
-_STEP = re.compile(r"step([1-9][0-9]{0,8})/(.+)", re.DOTALL)
-_OPTIM = re.compile(r"optim([1-9][0-9]{0,8})/(.+)/([^/]+)", re.DOTALL)
-_LOSS = re.compile(r"loss/([1-9][0-9]{0,8})")
-_CALL = re.compile(r"#([2-9]|[1-9][0-9]+)$")
-_CONVENTION = re.compile(r"(param|act|loss|grad|init|step[0-9]+|optim[0-9]+)/")
 EXACT = Tolerance(atol=0.0, rtol=0.0, equal_nan=True)  # "still equal to its init/ value"
+
+
+TRACE_FORMAT = "pita-trace/1"  # the JSON form of a TraceResult
+
+
+def origin(introduced: bool | None, inherited_from: str | None) -> str:
+    return "introduced" if introduced else f"inherited from {inherited_from}"
 
 
 @dataclass
 class Entry:
     """One name in the walk: compared (`ok` or `mismatch`) or recorded on one side only
-    (`missing` from the candidate, `extra` in it)."""
+    (`missing` from the candidate, `extra` in it). The walk's working state; the result keeps
+    what `Phase`, `Mismatch` and `Divergence` say of it."""
 
     name: str
     phase: str
@@ -83,130 +84,193 @@ class Entry:
     def diverged(self) -> bool:
         return self.status == "mismatch" or (self.phase == "parameters" and self.status in ("missing", "extra"))
 
-    def describe(self) -> str:
+
+@dataclass
+class Mismatch:
+    """A mismatching tensor of a phase, in brief."""
+
+    name: str
+    status: str
+    introduced: bool | None
+    inherited_from: str | None
+    max_abs_diff: float | None
+    mismatched: int | None
+    n: int | None
+    kinds: list[str]
+
+    @classmethod
+    def of(cls, entry: Entry) -> Mismatch:
+        tensor = entry.result
+        return cls(entry.name, entry.status, entry.introduced, entry.inherited_from, tensor.max_abs_diff if tensor else None,
+                   tensor.mismatched if tensor else None, tensor.n if tensor else None, [d.kind for d in tensor.diagnosis] if tensor else [])
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Mismatch:
+        return cls(**{**data, "max_abs_diff": unspelt(data["max_abs_diff"])})
+
+
+@dataclass
+class Phase:
+    """One phase of the walk: how many tensors it compared, its first divergence, its one-sided names."""
+
+    phase: str
+    compared: int
+    mismatched: int
+    first: str | None  # the phase's first divergence (the load audit's findings come first in parameters)
+    introduced: bool | None
+    inherited_from: str | None
+    missing: list[str]
+    extra: list[str]
+    mismatches: list[Mismatch]
+
+    @classmethod
+    def of(cls, name: str, entries: list[Entry]) -> Phase:
+        first = next((e for e in entries if e.diverged), None)
+        mismatches = [Mismatch.of(e) for e in entries if e.status == "mismatch"]
+        return cls(name, compared=sum(e.result is not None for e in entries), mismatched=len(mismatches),
+                   first=first.name if first else None, introduced=first.introduced if first else None,
+                   inherited_from=first.inherited_from if first else None,
+                   missing=[e.name for e in entries if e.status == "missing"], extra=[e.name for e in entries if e.status == "extra"],
+                   mismatches=mismatches)
+
+    @property
+    def recorded(self) -> bool:
+        return bool(self.compared or self.missing or self.extra)
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "mismatches": [m.to_dict() for m in self.mismatches]}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Phase:
+        return cls(**{**data, "mismatches": [Mismatch.from_dict(m) for m in data["mismatches"]]})
+
+
+@dataclass
+class ModuleParameter:
+    """A parameter of the module the first divergence came from, and how it compared."""
+
+    name: str
+    status: str
+    max_abs_diff: float | None
+    diagnosis: list[Diagnosis]
+
+    @classmethod
+    def of(cls, entry: Entry) -> ModuleParameter:
+        tensor = entry.result
+        return cls(entry.name, entry.status, tensor.max_abs_diff if tensor else None, tensor.diagnosis if tensor else [])
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "status": self.status, "max_abs_diff": self.max_abs_diff, "diagnosis": [d.to_dict() for d in self.diagnosis]}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ModuleParameter:
+        return cls(data["name"], data["status"], unspelt(data["max_abs_diff"]), [Diagnosis.from_dict(d) for d in data["diagnosis"]])
+
+
+@dataclass
+class Divergence:
+    """The first divergence, with compare's result for it (diagnosis included) and its module's parameters."""
+
+    phase: str
+    name: str
+    status: str
+    introduced: bool
+    inherited_from: str | None
+    module_parameters: list[ModuleParameter]
+    notes: list[str]
+    tensor: TensorResult | None
+
+    @classmethod
+    def of(cls, entry: Entry, module_parameters: list[Entry]) -> Divergence:
+        return cls(entry.phase, entry.name, entry.status, bool(entry.introduced), entry.inherited_from,
+                   [ModuleParameter.of(p) for p in module_parameters], entry.notes, entry.result)
+
+    @property
+    def diagnosis(self) -> list[Diagnosis]:
+        return self.tensor.diagnosis if self.tensor else []
+
+    @property
+    def description(self) -> str:
         """What went wrong, in a few words."""
         if self.status == "missing":
             return "missing from the candidate"
         if self.status == "extra":
             return "only in the candidate (the reference has no such tensor)"
-        tensor = self.result
+        tensor = self.tensor
         if tensor.diagnosis:
             return f"{tensor.diagnosis[0].kind}: {tensor.diagnosis[0].message}"
         if tensor.shape_conflict:
             return f"shape conflict: reference {tensor.shape}, candidate {tensor.candidate_shape}"
         return f"max|diff|={tensor.max_abs_diff:.2e}, {tensor.mismatched}/{tensor.n} elements mismatch"
 
-    def origin(self) -> str:
-        return "introduced" if self.introduced else f"inherited from {self.inherited_from}"
+    def to_dict(self) -> dict:
+        return {"phase": self.phase, "name": self.name, "status": self.status, "introduced": self.introduced,
+                "inherited_from": self.inherited_from, "description": self.description,
+                "diagnosis": [d.to_dict() for d in self.diagnosis],
+                "module_parameters": [p.to_dict() for p in self.module_parameters],
+                "notes": self.notes, "tensor": self.tensor.to_dict() if self.tensor else None}
 
-    def summary(self) -> dict:
-        tensor = self.result
-        return {"name": self.name, "status": self.status, "introduced": self.introduced, "inherited_from": self.inherited_from,
-                "max_abs_diff": tensor.max_abs_diff if tensor else None, "mismatched": tensor.mismatched if tensor else None,
-                "n": tensor.n if tensor else None, "kinds": [d.kind for d in tensor.diagnosis] if tensor else []}
+    @classmethod
+    def from_dict(cls, data: dict) -> Divergence:
+        """`description` and `diagnosis` are derived again (from `status` and `tensor`)."""
+        tensor = TensorResult.from_dict(data["tensor"]) if data["tensor"] is not None else None
+        return cls(data["phase"], data["name"], data["status"], data["introduced"], data["inherited_from"],
+                   [ModuleParameter.from_dict(p) for p in data["module_parameters"]], data["notes"], tensor)
 
 
 @dataclass
-class Phase:
-    phase: str
-    entries: list[Entry]
-
-    @property
-    def compared(self) -> int:
-        return sum(e.result is not None for e in self.entries)
-
-    @property
-    def mismatches(self) -> list[Entry]:
-        return [e for e in self.entries if e.status == "mismatch"]
-
-    @property
-    def first(self) -> Entry | None:
-        """The phase's first divergence (the load audit's findings come first in parameters)."""
-        return next((e for e in self.entries if e.diverged), None)
-
-    @property
-    def missing(self) -> list[str]:
-        return [e.name for e in self.entries if e.status == "missing"]
-
-    @property
-    def extra(self) -> list[str]:
-        return [e.name for e in self.entries if e.status == "extra"]
-
-    def to_dict(self) -> dict:
-        first = self.first
-        return {"phase": self.phase, "compared": self.compared, "mismatched": len(self.mismatches),
-                "first": first.name if first else None, "introduced": first.introduced if first else None,
-                "inherited_from": first.inherited_from if first else None, "missing": self.missing, "extra": self.extra,
-                "mismatches": [e.summary() for e in self.mismatches]}
-
-
-@dataclass
-class Divergence:
-    """The first divergence, with compare's diagnosis of it and of its module's parameters."""
-
-    entry: Entry
-    module_parameters: list[Entry]
-
-    @property
-    def phase(self) -> str:
-        return self.entry.phase
-
-    @property
-    def name(self) -> str:
-        return self.entry.name
-
-    @property
-    def introduced(self) -> bool:
-        return bool(self.entry.introduced)
-
-    def to_dict(self) -> dict:
-        entry = self.entry
-        tensor = entry.result
-        return {"phase": entry.phase, "name": entry.name, "status": entry.status, "introduced": self.introduced,
-                "inherited_from": entry.inherited_from, "description": entry.describe(),
-                "diagnosis": [d.to_dict() for d in tensor.diagnosis] if tensor else [],
-                "module_parameters": [{"name": p.name, "status": p.status,
-                                       "max_abs_diff": p.result.max_abs_diff if p.result else None,
-                                       "diagnosis": [d.to_dict() for d in p.result.diagnosis] if p.result else []}
-                                      for p in self.module_parameters],
-                "notes": entry.notes, "tensor": tensor.to_dict() if tensor else None}
+class LoadAudit:
+    missing: list[str]  # parameters missing from the candidate
+    unused: list[str]  # parameters only the candidate has
+    still_initial: list[str]  # mismatching parameters the load never reached
 
 
 @dataclass
 class TraceResult:
-    phases: list[Phase]
-    first_divergence: Divergence | None
+    PLATFORM = PlatformFields(free=frozenset({"mismatched"}))  # how many tensors mismatch at rounding level; its tensor: TensorResult's
+
     verdict: str
-    comparison: ComparisonResult  # what compare found, tensor by tensor
-    still_initial: list[str] = field(default_factory=list)
+    first_divergence: Divergence | None
+    phases: list[Phase]
+    load_audit: LoadAudit
+    reference: str
+    candidate: str
+    tolerance: Tolerance
+    mappings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return all(e.status == "ok" for phase in self.phases for e in phase.entries)
-
-    def phase(self, name: str) -> Phase | None:
-        return next((p for p in self.phases if p.phase == name), None)
-
-    @property
-    def load_audit(self) -> dict:
-        parameters = self.phase("parameters")
-        return {"missing": parameters.missing, "unused": parameters.extra, "still_initial": self.still_initial}
+        return all(not (p.mismatched or p.missing or p.extra) for p in self.phases)
 
     def to_dict(self) -> dict:
-        comparison = self.comparison
         return {
+            "format": TRACE_FORMAT,
             "ok": self.ok,
             "verdict": self.verdict,
             "first_divergence": self.first_divergence.to_dict() if self.first_divergence else None,
             "phases": [p.to_dict() for p in self.phases],
-            "load_audit": self.load_audit,
-            "reference": comparison.reference,
-            "candidate": comparison.candidate,
-            "tolerance": {**asdict(comparison.tolerance), "formula": comparison.tolerance.formula()},
-            "mappings": comparison.mappings,
+            "load_audit": asdict(self.load_audit),
+            "reference": self.reference,
+            "candidate": self.candidate,
+            "tolerance": tolerance_to_dict(self.tolerance),
+            "mappings": self.mappings,
             "notes": self.notes,
         }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> TraceResult:
+        """A trace from its JSON form (`to_dict`, or `pita trace --json`'s file read back); `ok`
+        is derived again. Raises `UsageError` for another format or none."""
+        check_format(data, TRACE_FORMAT, "pita trace result")
+        divergence = data["first_divergence"]
+        return cls(verdict=data["verdict"], first_divergence=Divergence.from_dict(divergence) if divergence is not None else None,
+                   phases=[Phase.from_dict(p) for p in data["phases"]], load_audit=LoadAudit(**data["load_audit"]),
+                   reference=data["reference"], candidate=data["candidate"], tolerance=tolerance_from_dict(data["tolerance"]),
+                   mappings=data["mappings"], notes=data["notes"])
 
 
 def trace_dumps(reference: Dump, candidate: Dump, tolerance: Tolerance | None = None, rules: Rules | None = None, *,
@@ -218,7 +282,7 @@ def trace_dumps(reference: Dump, candidate: Dump, tolerance: Tolerance | None = 
     for side, dump in (("reference", reference), ("candidate", candidate)):
         _check_recording(side, dump)
     notes = []
-    if any(name.startswith("init/") for name in reference.tensors):
+    if any(name.startswith(INIT) for name in reference.tensors):
         notes.append("reference: init/ tensors are not compared (the load audit reads the candidate's)")
     comparison = compare_dumps(without_init(reference)[0], without_init(candidate)[0], tolerance,
                                allow_input_mismatch=allow_input_mismatch, rules=rules)
@@ -237,17 +301,19 @@ def trace_dumps(reference: Dump, candidate: Dump, tolerance: Tolerance | None = 
     still_initial = _still_initial(candidate, rules, entries)
     _decide_origins(entries, walk)
     phase_names = PHASES + ((OTHER,) if any(e.phase == OTHER for e in entries) else ())
-    phases = [Phase(name, [e for e in entries if e.phase == name]) for name in phase_names]
+    by_phase = {name: [e for e in entries if e.phase == name] for name in phase_names}
     first = next((e for e in entries if e.diverged), None)
     if first is not None:
         gaps = [e.name for e in entries[: first.index] if not e.diverged and e.status != "ok"]
         if gaps:
             first.notes.append(f"{len(gaps)} tensor(s) before it are recorded on one side only (first {gaps[0]}): "
                                "one of them may have diverged unseen")
-        _hint_renames(first, phases[0])
-    divergence = Divergence(first, _module_parameters(first, entries)) if first else None
-    result = TraceResult(phases=phases, first_divergence=divergence, verdict="", comparison=comparison,
-                         still_initial=still_initial, notes=notes)
+        _hint_renames(first, by_phase["parameters"])
+    phases = [Phase.of(name, members) for name, members in by_phase.items()]
+    audit = LoadAudit(missing=phases[0].missing, unused=phases[0].extra, still_initial=still_initial)
+    result = TraceResult(verdict="", first_divergence=Divergence.of(first, _module_parameters(first, entries)) if first else None,
+                         phases=phases, load_audit=audit, reference=comparison.reference, candidate=comparison.candidate,
+                         tolerance=comparison.tolerance, mappings=comparison.mappings, notes=notes)
     result.verdict = _verdict(result)
     return result
 
@@ -259,7 +325,7 @@ def _check_recording(side: str, dump: Dump) -> None:
     version = dump.metadata.get("recording")
     if version is not None and version != RECORDING:
         raise UsageError(f"{side} {dump.source or 'dump'}: recording format {version[:40]!r}, pita trace reads {RECORDING!r}")
-    if version is None and not any(_CONVENTION.match(name) for name in dump.tensors):
+    if version is None and not any(looks_recorded(name) for name in dump.tensors):
         raise UsageError(f"{side} {dump.source or 'dump'} is not a recording: no 'recording' metadata and no param/, act/ or "
                          "loss/ tensors (record a run with pita.torch.record or pita::record::Recorder, docs/recording.md)")
 
@@ -274,7 +340,7 @@ def _execution_order(reference: Dump, rules: Rules, comparison: ComparisonResult
     """The activations in the order their calls ended: the reference's `execution_order` (renamed
     as the reference's tensors are), then any activation it does not list, in name order."""
     names = [t.name for t in comparison.tensors] + comparison.missing + comparison.extra
-    acts = sorted(name for name in names if name.startswith("act/"))
+    acts = sorted(name for name in names if name.startswith(ACT))
     raw = reference.metadata.get("execution_order")
     notes, listed = [], []
     if raw is None:
@@ -316,17 +382,8 @@ class _Walk:
         self.owners: dict[str, str | None] = {}
 
     def phase_of(self, name: str) -> str:
-        if name.startswith("param/"):
-            return "parameters"
-        if name.startswith("act/"):
-            return "forward"
-        if name == "loss/1":
-            return "loss"
-        if name.startswith("grad/"):
-            return "backward"
-        if _STEP.fullmatch(name) or _OPTIM.fullmatch(name) or _LOSS.fullmatch(name):
-            return "step"
-        return OTHER
+        recorded = parse(name)
+        return recorded.phase if recorded is not None and recorded.phase in PHASES else OTHER
 
     def owner(self, path: str) -> str | None:
         """The recorded module a parameter path belongs to: the longest one that prefixes it."""
@@ -343,36 +400,31 @@ class _Walk:
     def key(self, entry: Entry) -> tuple:
         name, phase = entry.name, entry.phase
         rank = (PHASES + (OTHER,)).index(phase)
+        if phase == OTHER:
+            return (rank, 0, name)
+        recorded = parse(name)
         if phase == "parameters":
             audit = {"missing": 0, "extra": 1}.get(entry.status, 2)  # the load audit first
-            return (rank, audit, self.parameter_key(name[len("param/"):]))
+            return (rank, audit, self.parameter_key(recorded.path))
         if phase == "forward":
             return (rank, self.position.get(name, len(self.position)), name)
         if phase == "backward":
-            path = name[len("grad/"):]
-            owner = self.owner(path)
-            return (rank, (0, -self.last_call[owner], path) if owner is not None else (1, 0, path))
-        if phase == "step":
-            if found := _STEP.fullmatch(name):
-                return (rank, int(found[1]), 0, self.parameter_key(found[2]), "")
-            if found := _OPTIM.fullmatch(name):
-                return (rank, int(found[1]), 1, self.parameter_key(found[2]), found[3])
-            return (rank, int(_LOSS.fullmatch(name)[1]) - 1, 2, (), "")
-        return (rank, 0, name)
+            owner = self.owner(recorded.path)
+            return (rank, (0, -self.last_call[owner], recorded.path) if owner is not None else (1, 0, recorded.path))
+        if recorded.kind == "loss":  # loss/<k>, k >= 2: after step k - 1
+            return (rank, recorded.step - 1, 2, (), "")
+        return (rank, recorded.step, 0 if recorded.kind == "step" else 1, self.parameter_key(recorded.path), recorded.state or "")
 
 
 def module_of_act(name: str) -> str:
     """`act/encoder.fc1#2` -> `encoder.fc1`."""
-    return _CALL.sub("", name[len("act/"):])
+    return parse(name).module
 
 
 def parameter_of(name: str) -> str | None:
     """The parameter path a `param/`, `grad/`, `step<k>/` or `optim<k>/.../<state>` name is about."""
-    for prefix in ("param/", "grad/"):
-        if name.startswith(prefix):
-            return name[len(prefix):]
-    found = _STEP.fullmatch(name) or _OPTIM.fullmatch(name)
-    return found[2] if found else None
+    recorded = parse(name)
+    return recorded.path if recorded is not None and recorded.kind != "init" else None
 
 
 # --- the load audit ----------------------------------------------------------------------------
@@ -383,12 +435,12 @@ def _still_initial(candidate: Dump, rules: Rules, entries: list[Entry]) -> list[
     never reached them. (A parameter loaded with its initial value, a norm's ones, matches the
     reference and is not flagged.)"""
     by_name = {e.name: e for e in entries if e.status == "mismatch" and e.phase == "parameters"}
-    raw_params = [name for name in candidate.tensors if name.startswith("param/")]
+    raw_params = [name for name in candidate.tensors if name.startswith(PARAM)]
     renamed = _renamed(rules, raw_params, "candidate")
     found = []
     for raw in raw_params:
         entry = by_name.get(renamed[raw])
-        initial = candidate.tensors.get("init/" + raw[len("param/"):])
+        initial = candidate.tensors.get(init_name(parameter_of(raw)))
         if entry is None or initial is None:
             continue
         value = candidate.tensors[raw]
@@ -398,12 +450,12 @@ def _still_initial(candidate: Dump, rules: Rules, entries: list[Entry]) -> list[
     return sorted(found, key=lambda name: by_name[name].index)
 
 
-def _hint_renames(first: Entry, parameters: Phase) -> None:
+def _hint_renames(first: Entry, parameters: list[Entry]) -> None:
     """A missing parameter with an unused one of the same module beside it: perhaps one name for both."""
     if first.status != "missing" or first.phase != "parameters":
         return
     module = first.name.rpartition(".")[0]
-    alike = [name for name in parameters.extra if name.rpartition(".")[0] == module]
+    alike = [e.name for e in parameters if e.status == "extra" and e.name.rpartition(".")[0] == module]
     if alike:
         first.notes.append(f"the candidate has {', '.join(alike[:SHOWN_NAMES])} in the same module, which the reference "
                            "does not: if it is the same parameter, a [[rename]] rule (--rules) maps the name")
@@ -417,18 +469,18 @@ def _decide_origins(entries: list[Entry], walk: _Walk) -> None:
     diverged = [e for e in entries if e.diverged]
     first_overall = diverged[0] if diverged else None
     parameters = [e for e in diverged if e.phase == "parameters"]
-    by_parameter = {("param", e.name[len("param/"):]): e for e in parameters}
-    by_parameter.update({("grad", e.name[len("grad/"):]): e for e in diverged if e.phase == "backward"})
-    owned = sorted((walk.first_call[walk.owner(e.name[len("param/"):])], e.index, e)
-                   for e in parameters if walk.owner(e.name[len("param/"):]) is not None)
+    by_parameter = {("param", parameter_of(e.name)): e for e in parameters}
+    by_parameter.update({("grad", parameter_of(e.name)): e for e in diverged if e.phase == "backward"})
+    owned = sorted((walk.first_call[walk.owner(parameter_of(e.name))], e.index, e)
+                   for e in parameters if walk.owner(parameter_of(e.name)) is not None)
     owned_calls = [call for call, _, _ in owned]
     earliest_owned = []  # earliest_owned[i]: the earliest-walked of owned[:i + 1]
     for _, _, e in owned:
         earliest_owned.append(e if not earliest_owned or e.index < earliest_owned[-1].index else earliest_owned[-1])
-    unowned = next((e for e in parameters if walk.owner(e.name[len("param/"):]) is None), None)
+    unowned = next((e for e in parameters if walk.owner(parameter_of(e.name)) is None), None)
     by_owner: dict[str, Entry] = {}
     for e in parameters:
-        owner = walk.owner(e.name[len("param/"):])
+        owner = walk.owner(parameter_of(e.name))
         if owner is not None and (owner not in by_owner or e.index < by_owner[owner].index):
             by_owner[owner] = e
     first_act = next((e for e in diverged if e.phase == "forward"), None)
@@ -446,8 +498,8 @@ def _decide_origins(entries: list[Entry], walk: _Walk) -> None:
             parts = module.split(".")
             candidates += [by_owner.get(".".join(parts[:i])) for i in range(1, len(parts))]  # enclosing modules
             candidates.append(first_act if first_act is not None and walk.position.get(first_act.name, call) < call else None)
-        elif entry.phase == "step" and (found := _STEP.fullmatch(entry.name) or _OPTIM.fullmatch(entry.name)) and found[1] == "1":
-            candidates += [by_parameter.get(("param", found[2])), by_parameter.get(("grad", found[2]))]
+        elif entry.phase == "step" and (recorded := parse(entry.name)).kind in ("step", "optim") and recorded.step == 1:
+            candidates += [by_parameter.get(("param", recorded.path)), by_parameter.get(("grad", recorded.path))]
         else:
             candidates.append(first_overall)
         upstream = [c for c in candidates if c is not None and c.index < entry.index]
@@ -459,7 +511,7 @@ def _decide_origins(entries: list[Entry], walk: _Walk) -> None:
 def _module_parameters(entry: Entry, entries: list[Entry]) -> list[Entry]:
     """The parameters (`param/<module>.*`) of the module a tensor came from: for `act/M`, M's; for
     a parameter's tensor, the module holding the parameter; none for a loss."""
-    if entry.name.startswith("act/"):
+    if entry.name.startswith(ACT):
         module = module_of_act(entry.name)
     else:
         path = parameter_of(entry.name)
@@ -467,8 +519,8 @@ def _module_parameters(entry: Entry, entries: list[Entry]) -> list[Entry]:
             return []
         module = path.rpartition(".")[0]
         if not module:
-            return [e for e in entries if e.name == f"param/{path}"]
-    prefix = f"param/{module}."
+            return [e for e in entries if e.name == param_name(path)]
+    prefix = param_name(f"{module}.")
     return [e for e in entries if e.phase == "parameters" and e.name.startswith(prefix)]
 
 
@@ -483,13 +535,13 @@ def _verdict(result: TraceResult) -> str:
         gaps = [name for phase in result.phases for name in phase.missing + phase.extra]
         return (f"every tensor compared matched, but {len(gaps)} are recorded on one side only (first {gaps[0]}): "
                 "record the same tensors on both sides")
-    entry = divergence.entry
+    entry = divergence
     if entry.phase == "parameters":
         if entry.status == "missing":
             return f"the candidate has no {entry.name}: the port lacks a parameter the reference has, or names it differently"
         if entry.status == "extra":
             return f"the candidate has {entry.name}, which the reference does not: the port has a parameter too many, or names it differently"
-        if entry.name in result.still_initial:
+        if entry.name in result.load_audit.still_initial:
             return f"{entry.name} was never loaded: the candidate still holds its initial value"
         return "the parameters differ as loaded: the weights were loaded or laid out differently (later phases inherit it)"
     if entry.phase == "forward":
@@ -519,21 +571,21 @@ def render_trace_text(result: TraceResult) -> str:
     if divergence is None:
         lines.append("first divergence: none" + (" (every phase matched)" if result.ok else ""))
     else:
-        entry = divergence.entry
-        lines.append(f"first divergence: {entry.phase} {entry.name} ({entry.origin()}): {entry.describe()}")
-        if entry.result is not None:
-            lines.extend(f"  {line}" for line in tensor_lines(entry.result))
-        lines.extend(f"  note: {note}" for note in entry.notes)
-        if divergence.module_parameters and entry.phase != "parameters":
+        origin_text = origin(divergence.introduced, divergence.inherited_from)
+        lines.append(f"first divergence: {divergence.phase} {divergence.name} ({origin_text}): {divergence.description}")
+        if divergence.tensor is not None:
+            lines.extend(f"  {line}" for line in tensor_lines(divergence.tensor))
+        lines.extend(f"  note: {note}" for note in divergence.notes)
+        if divergence.module_parameters and divergence.phase != "parameters":
             shown = [f"{p.name} {_status(p)}" for p in divergence.module_parameters[:2 * SHOWN_NAMES]]
             more = len(divergence.module_parameters) - len(shown)
             lines.append("  its module's parameters: " + ", ".join(shown) + (f" and {more} more" if more > 0 else ""))
     lines.append(f"verdict: {result.verdict}")
     for phase in result.phases:
         lines.append(_phase_line(phase, result))
-    lines.extend(f"mapping: {mapping}" for mapping in result.comparison.mappings)
+    lines.extend(f"mapping: {mapping}" for mapping in result.mappings)
     lines.extend(f"note: {note}" for note in result.notes)
-    tolerance = result.comparison.tolerance
+    tolerance = result.tolerance
     lines.append(f"tolerance: {tolerance.formula()}")
     lines.append(f"tol={tolerance.short()} {'OK' if result.ok else 'MISMATCH'}")
     return "\n".join(lines) + "\n"
@@ -543,25 +595,24 @@ def render_trace_json(result: TraceResult) -> str:
     return json_text(result.to_dict())
 
 
-def _status(entry: Entry) -> str:
-    if entry.status == "mismatch" and entry.result.diagnosis:
-        return f"MISMATCH ({', '.join(d.kind for d in entry.result.diagnosis)})"
-    return {"ok": "OK", "mismatch": "MISMATCH", "missing": "missing from the candidate", "extra": "only in the candidate"}[entry.status]
+def _status(parameter: ModuleParameter) -> str:
+    if parameter.status == "mismatch" and parameter.diagnosis:
+        return f"MISMATCH ({', '.join(d.kind for d in parameter.diagnosis)})"
+    return {"ok": "OK", "mismatch": "MISMATCH", "missing": "missing from the candidate", "extra": "only in the candidate"}[parameter.status]
 
 
 def _phase_line(phase: Phase, result: TraceResult) -> str:
-    if not phase.entries:
+    if not phase.recorded:
         return f"{phase.phase}: nothing recorded"
-    first = phase.first
-    line = f"{phase.phase}: {phase.compared} compared, {len(phase.mismatches)} mismatched"
-    if first is not None:
-        line += f", first {first.name} ({first.origin()})"
+    line = f"{phase.phase}: {phase.compared} compared, {phase.mismatched} mismatched"
+    if phase.first is not None:
+        line += f", first {phase.first} ({origin(phase.introduced, phase.inherited_from)})"
     names = lambda listed: ", ".join(listed[:SHOWN_NAMES]) + (f" and {len(listed) - SHOWN_NAMES} more" if len(listed) > SHOWN_NAMES else "")
     if phase.phase == "parameters":
         audit = result.load_audit
-        parts = [f"{len(audit[key])} {label}: {names(audit[key])}"
-                 for key, label in (("missing", "missing from the candidate"), ("unused", "unused, in the candidate only"),
-                                    ("still_initial", "still initial")) if audit[key]]
+        parts = [f"{len(listed)} {label}: {names(listed)}"
+                 for listed, label in ((audit.missing, "missing from the candidate"), (audit.unused, "unused, in the candidate only"),
+                                       (audit.still_initial, "still initial")) if listed]
         return line + "; load audit: " + ("; ".join(parts) if parts else "clean")
     if phase.missing:
         line += f"; recorded only in the reference: {names(phase.missing)}"

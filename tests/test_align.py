@@ -4,10 +4,11 @@ import numpy as np
 import pytest
 
 from conftest import f32, pita
-from pita.align import MAX_RULES_BYTES, RULE_NAME_CHARS, align, load_rules
+from pita.align import align
 from pita.compare import Tolerance, compare_dumps
 from pita.dump import Dump, read_dump, write_dump
 from pita.errors import UsageError
+from pita.rules import MAX_RULES_BYTES, RULE_NAME_CHARS, load_rules
 
 
 def rules(tmp_path, text):

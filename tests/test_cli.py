@@ -59,6 +59,25 @@ def test_bad_input_gets_one_line_and_exit_2(dumps, args):
     assert proc.stderr.startswith("error: ")
 
 
+@pytest.mark.parametrize("args, says", [
+    (("--atol", "-1"), "error: --atol must be a finite number, not negative, got -1.0"),
+    (("--rtol", "nan"), "error: --rtol must be a finite number, not negative, got nan"),
+    (("--ulp", "-3"), "error: --ulp must be an integer from 0 to 9223372036854775807, got -3"),
+    (("--reference64", "other.npz"), "error: --reference64: tensor 'w' has shape [3], the reference's is [2]: not a run of the same computation"),
+])
+def test_the_cli_names_the_flag_where_the_api_names_the_parameter(dumps, args, says):
+    write_dump(Dump({"w": np.float64([0.1, 0.2, 0.3])}), dumps / "other.npz")
+    proc = pita("compare", "ref.safetensors", "same.npz", *args, cwd=dumps)
+    assert (proc.returncode, proc.stderr) == (2, says + "\n")
+
+
+def test_dumps_of_other_inputs_are_refused_with_the_flag_that_allows_them(dumps):
+    write_dump(Dump({"w": np.float32([0.1, 0.2])}, {"input_sha256": "cd"}), dumps / "other.npz")
+    proc = pita("compare", "ref.safetensors", "other.npz", cwd=dumps)
+    assert proc.returncode == 2 and proc.stderr.endswith("; pass --allow-input-mismatch to compare anyway\n")
+    assert pita("compare", "ref.safetensors", "other.npz", "--allow-input-mismatch", cwd=dumps).returncode == 0
+
+
 def test_compare_does_not_import_torch(dumps):
     import subprocess
     import sys
@@ -82,32 +101,45 @@ def test_a_bug_is_reported_as_a_bug(dumps, monkeypatch, capsys):
     assert "ZeroDivisionError: boom" in err and "this is a bug in pita" in err
 
 
-@pytest.mark.parametrize("argv", [["run", "p12"], ["run", "--all"], ["run", "--help"], ["list", "--format", "json"],
-                                  ["book", "check", "p12"]])
-def test_without_the_lab_its_commands_answer_with_one_line(monkeypatch, capsys, argv):
-    import sys
-
+def without_the_lab(monkeypatch):
+    """As where only the library is installed: no plugin offers commands."""
     import pita.cli
 
-    for name in ("pita_lab", "pita_lab.cli"):  # as where only the library is installed
-        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.setattr(pita.cli, "COMMANDS_GROUP", "pita.commands.none-installed")
+
+
+@pytest.mark.parametrize("argv", [["run", "p12"], ["run", "--all"], ["run", "--help"], ["list", "--format", "json"],
+                                  ["book", "check", "p12"], ["comapre", "a", "b"]])
+def test_without_the_lab_other_commands_answer_with_one_line(monkeypatch, capsys, argv):
+    import pita.cli
+
+    without_the_lab(monkeypatch)
     assert pita.cli.main(argv) == 2
     out, err = capsys.readouterr()
     assert out == "" and len(err.splitlines()) == 1
-    assert err.startswith(f"error: pita {argv[0]} is part of pita's lab, which runs from a source checkout")
+    assert err.startswith(f"error: pita {argv[0]} is not a command of this pita (compare, trace); it may be one of pita's lab, "
+                          "which runs from a source checkout")
 
 
 def test_without_the_lab_compare_and_help_still_work(dumps, monkeypatch, capsys):
-    import sys
-
     import pita.cli
 
-    for name in ("pita_lab", "pita_lab.cli"):
-        monkeypatch.setitem(sys.modules, name, None)
+    without_the_lab(monkeypatch)
     assert pita.cli.main(["compare", str(dumps / "ref.safetensors"), str(dumps / "same.npz")]) == 0
     with pytest.raises(SystemExit) as exited:
         pita.cli.main(["--help"])
-    assert exited.value.code == 0 and "needs a source checkout" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert exited.value.code == 0 and "needs a source checkout" in out and "{compare,trace}" in out
+
+
+def test_the_lab_adds_its_commands_through_the_entry_point_group():
+    from importlib.metadata import entry_points
+
+    from pita.cli import COMMANDS_GROUP, build_parser
+
+    assert [plugin.value for plugin in entry_points(group=COMMANDS_GROUP)] == ["pita_lab.cli:add_commands"]
+    commands = next(a for a in build_parser()._actions if a.dest == "command").choices
+    assert {"run", "list", "matrix", "book"} <= set(commands)
 
 
 def test_a_lab_that_is_installed_but_broken_is_a_bug_not_a_missing_lab(monkeypatch, capsys):
@@ -118,7 +150,8 @@ def test_a_lab_that_is_installed_but_broken_is_a_bug_not_a_missing_lab(monkeypat
 
     monkeypatch.setitem(sys.modules, "pita_lab.cli", types.ModuleType("pita_lab.cli"))  # no add_commands
     assert pita.cli.main(["list"]) == 3
-    assert "this is a bug in pita" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "add_commands" in err and "this is a bug in pita" in err
 
 
 def test_trace_takes_compare_options_but_reference64():
@@ -128,3 +161,19 @@ def test_trace_takes_compare_options_but_reference64():
     options = {name: {o for action in commands[name]._actions for o in action.option_strings} for name in ("compare", "trace")}
     # the float64 run and the visual report (histograms, error maps, the HTML page) are compare's own
     assert options["compare"] - options["trace"] == {"--reference64", "--histogram", "--html"} and options["trace"] <= options["compare"]
+
+
+def test_compare_prints_the_report_and_writes_the_json_in_one_run(dumps):
+    proc = pita("compare", dumps / "ref.safetensors", dumps / "scaled.json", "--json", dumps / "result.json", "--histogram")
+    printed = pita("compare", dumps / "ref.safetensors", dumps / "scaled.json", "--format", "json", "--histogram")
+    assert proc.returncode == printed.returncode == 1
+    assert proc.stdout == pita("compare", dumps / "ref.safetensors", dumps / "scaled.json").stdout  # the text report, unchanged
+    assert (dumps / "result.json").read_text() == printed.stdout and '"ulp_histogram"' in printed.stdout
+
+
+@pytest.mark.parametrize("where, says", [("folder", "is a folder, not a file"), ("nowhere/result.json", "folder")])
+def test_an_unwritable_json_path_is_refused_before_comparing(dumps, where, says):
+    (dumps / "folder").mkdir()
+    proc = pita("compare", dumps / "ref.safetensors", dumps / "same.npz", "--json", dumps / where)
+    assert proc.returncode == 2 and proc.stderr.startswith(f"error: --json {dumps / where}: ") and says in proc.stderr
+    assert proc.stdout == ""

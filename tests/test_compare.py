@@ -1,3 +1,6 @@
+import json
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -5,12 +8,13 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from conftest import f32
-from pita.align import Rules
-from pita.compare import DEFAULT_TOLERANCE, Tolerance, compare_dumps
+from pita.compare import DEFAULT_TOLERANCE, ComparisonResult, Tolerance, compare_dumps
 from pita.dtypes import dtype_name, from_float64, widen
 from pita.dump import Dump, read_dump, write_dump
 from pita.errors import UsageError
 from pita.filetensor import FileTensor
+from pita.report import render_json, render_text
+from pita.rules import Rules
 
 arrays = hnp.arrays(np.float32, hnp.array_shapes(min_dims=1, max_dims=3, max_side=5),
                     elements=st.floats(-1e6, 1e6, width=32, allow_subnormal=False))
@@ -83,8 +87,9 @@ def test_one_sided_names_fail_the_comparison():
 
 def test_dumps_of_different_inputs_are_refused_unless_allowed():
     ref, cand = Dump({"t": f32([1])}, {"input_sha256": "aa"}), Dump({"t": f32([1])}, {"input_sha256": "bb"})
-    with pytest.raises(UsageError, match="input hashes differ"):
+    with pytest.raises(UsageError, match="input hashes differ.*; pass allow_input_mismatch=True to compare anyway$") as refused:
         compare_dumps(ref, cand)
+    assert refused.value.cli_message.endswith("; pass --allow-input-mismatch to compare anyway")
     assert compare_dumps(ref, cand, allow_input_mismatch=True).ok
 
 
@@ -181,8 +186,9 @@ def test_size_one_axes_are_compared_flat_in_files_too(tmp_path):
 @pytest.mark.parametrize("shape", [(3,), (1, 4), (4, 1)])
 def test_a_float64_run_of_another_shape_is_a_usage_error(shape):
     reference, candidate = Dump({"t": f32([1, 2, 3, 4])}), Dump({"t": f32([1, 2, 3, 5])})
-    with pytest.raises(UsageError, match="--reference64: tensor 't' has shape"):
+    with pytest.raises(UsageError, match="^reference64: tensor 't' has shape") as refused:  # the parameter; the CLI names its flag
         compare_dumps(reference, candidate, reference64=Dump({"t": np.ones(shape)}))
+    assert refused.value.cli_message == "--" + str(refused.value)
 
 
 def test_the_float64_run_judges_files_and_every_float_dtype(tmp_path):
@@ -216,3 +222,47 @@ def test_a_recordings_init_tensors_are_left_to_the_load_audit():
     assert any("1 init/ tensor(s) not compared" in note for note in result.notes)
     plain = Dump(tensors=dict(candidate.tensors), metadata={})  # not a recording: init/w is just a name
     assert compare_dumps(reference, plain).extra == ["init/w"]
+
+
+def round_trip_cases() -> dict:
+    """Real comparisons of every kind the JSON form must carry back."""
+    reference = Dump({"w": f32([0.1, 0.2, 0.3, 0.4]), "i": np.int64([1, 2, 3]), "nan": f32([1.0, np.nan, np.inf]), "gone": f32([1.0])})
+    candidate = Dump({"w": f32([0.4, 0.8, 1.2, 1.6]), "i": np.int64([1, 2, 4]), "nan": f32([1.0, 2.0, -np.inf]), "new": f32([1.0])})
+    same = Dump({"w": f32([0.1, 0.2, 0.3, 0.4])})
+    return {
+        "matching": compare_dumps(same, same),
+        "mismatching, diagnosed, NaN, ints, missing and extra": compare_dumps(reference, candidate),
+        "histograms and error maps": compare_dumps(reference, candidate, distributions=True),
+        "reference64": compare_dumps(same, Dump({"w": f32([0.1, 0.2, 0.3, 0.41])}), reference64=Dump({"w": np.float64([0.1, 0.2, 0.3, 0.4])})),
+    }
+
+
+def test_a_result_survives_its_json_form():
+    for name, result in round_trip_cases().items():
+        data = result.to_dict()
+        again = ComparisonResult.from_dict(data)
+        assert json.dumps(again.to_dict()) == json.dumps(data), name  # NaN is not equal to itself: compared as text
+        assert json.loads(render_json(again)) == json.loads(render_json(result)), name
+        strict = ComparisonResult.from_dict(json.loads(render_json(result)))  # "NaN" and "Infinity" read back as floats
+        assert json.dumps(strict.to_dict()) == json.dumps(data), name
+        assert render_text(strict) == render_text(result), name
+
+
+def test_the_round_trip_cases_hold_what_they_are_named_for():
+    cases = round_trip_cases()
+    assert cases["matching"].ok
+    mixed = cases["mismatching, diagnosed, NaN, ints, missing and extra"]
+    assert mixed.missing == ["gone"] and mixed.extra == ["new"]
+    by_name = {t.name: t for t in mixed.tensors}
+    assert by_name["w"].diagnosis and by_name["i"].dtype == "I64" and math.isinf(by_name["nan"].max_abs_diff)
+    assert any(t.ulp_histogram and t.error_map for t in cases["histograms and error maps"].tensors)
+    assert cases["reference64"].tensors[0].float64
+
+
+def test_a_dict_of_another_format_or_none_is_refused():
+    data = compare_dumps(Dump({"w": f32([1.0])}), Dump({"w": f32([1.0])})).to_dict()
+    assert data["format"] == "pita-compare/1"
+    with pytest.raises(UsageError, match=r"^not a pita compare result: format 'pita-trace/1', expected 'pita-compare/1'$"):
+        ComparisonResult.from_dict({**data, "format": "pita-trace/1"})
+    with pytest.raises(UsageError, match=r"format None"):
+        ComparisonResult.from_dict({key: value for key, value in data.items() if key != "format"})

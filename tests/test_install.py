@@ -115,7 +115,12 @@ for name in sys.argv[1:]:
         absent[name] = "imported"
     except ModuleNotFoundError as error:
         absent[name] = error.name
-import pita, pita.align, pita.cli, pita.compare, pita.diagnose, pita.dump, pita.parity, pita.report, pita.stats, pita.torch_dump
+import pkgutil
+import pita, pita.stats
+# Every module but those loaded only when asked for (numba's kernel, `python -m pita`, the plugin: below).
+for module in pkgutil.walk_packages(pita.__path__, prefix="pita."):
+    if module.name not in ("pita.stats_jit", "pita.__main__", "pita.pytest_plugin"):
+        importlib.import_module(module.name)
 pita.assert_parity
 try:
     import pita.pytest_plugin
@@ -201,7 +206,8 @@ def test_the_library_wheel_installs_and_compares_in_a_clean_venv(tmp_path):
         lab = run(pita, *command, cwd=work, env=env)
         assert lab.returncode == 2 and lab.stdout == "", lab.stdout + lab.stderr
         assert len(lab.stderr.splitlines()) == 1 and "Traceback" not in lab.stderr
-        assert lab.stderr.startswith(f"error: pita {command[0]} is part of pita's lab") and "source checkout" in lab.stderr
+        assert lab.stderr.startswith(f"error: pita {command[0]} is not a command of this pita (compare, trace); it may be one of "
+                                     "pita's lab") and "source checkout" in lab.stderr
     usage = run(pita, "--help", cwd=work, env=env)
     assert usage.returncode == 0 and "compare" in usage.stdout and "needs a source checkout" in usage.stdout
 

@@ -5,6 +5,8 @@ import numpy as np
 import pytest
 
 import pita
+from pita.dump import Dump
+from pita.errors import UsageError
 from pita.parity import ParityError
 
 
@@ -76,3 +78,18 @@ def test_the_pytest_plugin_defaults_to_per_dtype_tolerances(tmp_path):
         "        assert_parity({'w': np.float32([4.0])}, {'w': np.float32([4.00001])})\n",
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_dumps_of_other_inputs_are_refused_with_the_parameter_that_allows_them():
+    reference = Dump({"w": np.float32([1.0])}, {"input_sha256": "aa"})
+    candidate = Dump({"w": np.float32([1.0])}, {"input_sha256": "bb"})
+    with pytest.raises(UsageError, match="; pass allow_input_mismatch=True to compare anyway$"):
+        pita.assert_parity(reference, candidate)
+    assert pita.assert_parity(reference, candidate, allow_input_mismatch=True).ok
+
+
+def test_the_pytest_plugin_names_an_ini_value_that_is_not_a_number(tmp_path):
+    (tmp_path / "pytest.ini").write_text("[pytest]\npita_atol = abc\n")
+    proc = user_suite(tmp_path, "def test_uses(assert_parity):\n    pass\n")
+    assert proc.returncode == pytest.ExitCode.USAGE_ERROR, proc.stdout + proc.stderr
+    assert proc.stderr.strip() == "ERROR: pita_atol = 'abc' in the pytest ini file: not a number"

@@ -184,3 +184,10 @@ def test_trace_reads_a_sharded_recording(tmp_path):
     write_dump(Dump(tensors, meta), tmp_path / "whole.safetensors")
     proc = pita("trace", tmp_path / "whole.safetensors", tmp_path / "r.safetensors.index.json")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "first divergence: none (every phase matched)"
+    assert {"parameters: 1 compared, 0 mismatched; load audit: clean", "forward: 1 compared, 0 mismatched",
+            "loss: 1 compared, 0 mismatched"} <= set(lines)  # every shard's tensors walked in their phases
+    save_file({"act/fc": tensors["act/fc"] * 2, "loss/1": tensors["loss/1"]}, str(tmp_path / "r-2.safetensors"), metadata=meta)
+    proc = pita("trace", tmp_path / "whole.safetensors", tmp_path / "r.safetensors.index.json")
+    assert proc.returncode == 1 and proc.stdout.startswith("first divergence: forward act/fc (introduced)"), proc.stdout

@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 
 import pita
-from pita import stats
+from pita import stats, stats_numpy
 from pita.compare import Tolerance
 from pita.dtypes import BF16
 from pita.dump import Dump, read_dump, write_dump
 from pita.stats import ULP_UNBOUNDED, measure, ulp_distance
+from pita.tolerance import ULP_MAX
 
 HAS_NUMBA = stats._jit_kernel() is not None
 
@@ -72,7 +73,10 @@ def one_step_up(values: np.ndarray) -> np.ndarray:
 # --- non-finite values are decided by equality, before any tolerance ---------------------------
 
 
-@pytest.mark.parametrize("tolerance", [Tolerance(rtol=0.5), Tolerance(ulp=2**40), Tolerance(atol=np.inf, rtol=np.inf, ulp=2**62)])
+LOOSEST = sys.float_info.max  # a Tolerance is finite: this is as loose as one gets
+
+
+@pytest.mark.parametrize("tolerance", [Tolerance(rtol=0.5), Tolerance(ulp=2**40), Tolerance(atol=LOOSEST, rtol=LOOSEST, ulp=2**62)])
 def test_an_infinity_passes_only_against_the_same_infinity(path, tolerance):
     largest = np.finfo(np.float32).max
     r = f32([np.inf, np.inf, -np.inf, np.inf, 1.0, np.inf, 2.0])
@@ -86,7 +90,7 @@ def test_an_infinity_passes_only_against_the_same_infinity(path, tolerance):
 @pytest.mark.parametrize("equal_nan", [False, True])
 def test_nan_passes_only_against_nan_and_only_with_equal_nan(path, equal_nan):
     r, c = f32([np.nan, np.nan, 1.0, 3.0]), f32([np.nan, 1.0, np.nan, 3.0])
-    found = measure(r, c, Tolerance(atol=np.inf, rtol=1.0, ulp=2**40, equal_nan=equal_nan))
+    found = measure(r, c, Tolerance(atol=LOOSEST, rtol=1.0, ulp=2**40, equal_nan=equal_nan))
     assert found.examples == ([1, 2] if equal_nan else [0, 1, 2])
     assert (found.nan_reference, found.nan_candidate) == (2, 2)
 
@@ -159,7 +163,7 @@ def test_a_float64_rounds_to_bfloat16_once_not_through_float32():
     assert ulp_distance(x, np.uint16([0x3F80]).view(BF16))[0] == 1
 
 
-@pytest.mark.parametrize("ulps", [2**62, 2**64])
+@pytest.mark.parametrize("ulps", [2**62, ULP_MAX])  # the largest a Tolerance holds
 def test_a_value_that_overflows_in_the_coarser_dtype_never_passes_by_ulps(ulps):
     huge = Tolerance(ulp=ulps)
     assert measure(np.float64([1e39]), f32([np.inf]), Tolerance(atol=0, rtol=1.0, ulp=ulps)).mismatched == 1
@@ -207,7 +211,7 @@ def test_measure_streams_in_chunks_like_one_pass(monkeypatch):
     r, c = awkward_pair(10_000, seed=1)
     use_numpy(monkeypatch)
     whole = measure(r, c, Tolerance())
-    monkeypatch.setattr(stats, "CHUNK", 777)
+    monkeypatch.setattr(stats_numpy, "CHUNK", 777)
     assert dataclasses.asdict(measure(r, c, Tolerance())) == dataclasses.asdict(whole)
 
 

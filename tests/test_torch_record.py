@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 
 import pita.torch  # noqa: E402
+from pita.torch_dump import write_torch_dump  # noqa: E402
 
 BATCH, TOKENS, VOCAB, WIDTH, CLASSES = 4, 6, 11, 8, 5
 # The order the calls of Tiny's submodules end in: `mix` is called twice, a child ends before its
@@ -321,6 +323,24 @@ def test_misuse_is_refused_in_one_line(tmp_path):
     with pytest.raises(UsageError, match="floating torch dtype"):
         record(tmp_path / "r.safetensors", dtype=torch.int64)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_metadata_the_writers_set_is_refused_before_the_run(tmp_path):
+    reserved = json.loads((Path(__file__).parent / "data" / "recording-convention.json").read_text())["metadata"]
+    model = tiny()
+    before = copy.deepcopy(model.state_dict())
+    for key in reserved["recorder"] + reserved["provenance"]:
+        with pytest.raises(UsageError, match=f"^metadata '{key}': set by the (recorder|dump writer) itself$"):
+            pita.torch.Recorder(model).write(tmp_path / "r.safetensors", **{key: "x"})
+        if key not in ("steps", "dtype"):  # record's own parameters
+            with pytest.raises(UsageError, match=f"^metadata '{key}': set by the (recorder|dump writer) itself$"):
+                record(tmp_path / "r.safetensors", model=model, **{key: "x"})
+    for key in reserved["provenance"]:  # framework="jax" would make a torch dump lie about what computed it
+        with pytest.raises(UsageError, match=f"^metadata '{key}': set by the dump writer itself$"):
+            write_torch_dump(tmp_path / "d.safetensors", {"w": torch.ones(1)}, **{key: "x"})
+    write_torch_dump(tmp_path / "d.safetensors", {"w": torch.ones(1)}, backend="mine", **dict.fromkeys(reserved["recorder"], "x"))
+    assert read_dump(tmp_path / "d.safetensors").metadata["backend"] == "mine"  # a plain dump may use those keys
+    assert all(torch.equal(value, before[name]) for name, value in model.state_dict().items())  # refused before training
 
 
 def test_importing_pita_torch_needs_no_torch_and_calling_it_says_it_does(tmp_path):

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from conftest import pita
-from pita.align import load_rules
 from pita.compare import Tolerance
 from pita.dump import Dump, write_dump
 from pita.errors import UsageError
-from pita.trace import PHASES, render_trace_text, trace_dumps
+from pita.rules import load_rules
+from pita.trace import PHASES, TraceResult, render_trace_json, render_trace_text, trace_dumps
 
 ORDER = ["act/fc1", "act/relu", "act/fc2"]
 RNG = np.random.default_rng(0)
@@ -363,3 +363,26 @@ def test_the_cli_json(recordings):
     report = json.loads(proc.stdout, parse_constant=lambda name: pytest.fail(f"non-standard JSON constant {name}"))
     assert report["ok"] is False and report["first_divergence"]["phase"] == "step"
     assert report["tolerance"]["atol"] == 1e-6 and "formula" in report["tolerance"]
+
+
+def test_a_trace_result_survives_its_json_form_and_prints_the_same():
+    scaled_fc2 = run({**PARAMS, "fc2.weight": 2 * PARAMS["fc2.weight"]})
+    cases = {"matching": run(), "a wrong parameter, diagnosed": scaled_fc2, "a missing and an unused parameter":
+             edited(run(), param__fc2__bias=None, param__fc2__beta=np.float32([1.0, 2.0])), "a step": run(lr=0.2)}
+    for name, candidate in cases.items():
+        result = trace_dumps(REFERENCE, candidate)
+        data = json.loads(render_trace_json(result))
+        again = TraceResult.from_dict(data)
+        assert again.to_dict() == result.to_dict() == data, name
+        assert render_trace_text(again) == render_trace_text(result) and again.ok == result.ok, name
+    with pytest.raises(UsageError, match="^not a pita trace result: format 'pita-compare/1'"):
+        TraceResult.from_dict({**data, "format": "pita-compare/1"})
+
+
+def test_the_cli_writes_the_json_result_in_the_same_run(recordings):
+    proc = pita("trace", "torch-record.safetensors", "lr.npz", "--json", "result.json", cwd=recordings)
+    printed = pita("trace", "torch-record.safetensors", "lr.npz", "--format", "json", cwd=recordings)
+    assert proc.stdout.startswith("first divergence: step step1/")
+    assert (recordings / "result.json").read_text() == printed.stdout
+    refused = pita("trace", "torch-record.safetensors", "lr.npz", "--json", "nowhere/result.json", cwd=recordings)
+    assert refused.returncode == 2 and refused.stderr == "error: --json nowhere/result.json: folder nowhere does not exist\n"

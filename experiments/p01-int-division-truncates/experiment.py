@@ -6,8 +6,8 @@ from pita_lab.experiment import Accepts, Experiment, Matches, Mismatches, Relate
 
 
 def magnitude(record) -> str:
-    row = next(t for t in record.comparison("torch-floordiv", "burn-port").result["tensors"] if t["name"] == "quotient")
-    return f"商差 {row['max_abs_diff']:g}（{row['mismatched']}/{row['n']} 个元素）"
+    row = next(t for t in record.comparison("torch-floordiv", "burn-port").tensors if t.name == "quotient")
+    return f"商差 {row.max_abs_diff:g}（{row.mismatched}/{row.n} 个元素）"
 
 
 EXPERIMENT = Experiment(

@@ -6,7 +6,7 @@ from pita_lab.experiment import Accepts, Diagnosed, Experiment, Matches, Mismatc
 
 
 def magnitude(record) -> str:
-    return f"输出差 {record.comparison('torch-T', 'burn-port').result['worst']:.2g}"
+    return f"输出差 {record.comparison('torch-T', 'burn-port').result.worst:.2g}"
 
 
 EXPERIMENT = Experiment(

@@ -5,8 +5,8 @@ from pita_lab.experiment import Accepts, Experiment, Matches, Mismatches, Source
 
 
 def magnitude(record) -> str:
-    row = next(t for t in record.comparison("torch-ref", "burn-port").result["tensors"] if t["name"] == "out")
-    return f"{row['mismatched']}/{row['n']} 个元素取错了来源，差 {row['max_abs_diff']:.2g}"
+    row = next(t for t in record.comparison("torch-ref", "burn-port").tensors if t.name == "out")
+    return f"{row.mismatched}/{row.n} 个元素取错了来源，差 {row.max_abs_diff:.2g}"
 
 
 EXPERIMENT = Experiment(

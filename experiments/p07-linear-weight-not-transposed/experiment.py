@@ -13,9 +13,9 @@ from pita_lab.experiment import (
 
 
 def magnitude(record) -> str:
-    rows = record.comparison("torch-ref", "burn-port").result["tensors"]
-    out = next(t for t in rows if t["name"] == "out")
-    return f"输出差 {out['max_abs_diff']:.2g}"
+    rows = record.comparison("torch-ref", "burn-port").tensors
+    out = next(t for t in rows if t.name == "out")
+    return f"输出差 {out.max_abs_diff:.2g}"
 
 
 EXPERIMENT = Experiment(

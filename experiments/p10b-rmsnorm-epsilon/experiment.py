@@ -21,17 +21,17 @@ class EpsilonScale(PairClaim):
         ms = float(np.mean(ref.tensors[self.x].astype(np.float64) ** 2))
         eps_ref, eps_cand = float(ref.metadata["epsilon"]), float(cand.metadata["epsilon"])
         predicted = float(np.sqrt((ms + eps_ref) / (ms + eps_cand)))
-        row = next(t for t in record.comparison(self.reference, self.candidate).result["tensors"] if t["name"] == self.tensor)
-        factors = [d["factor"] for d in row["diagnosis"] if d["kind"] == "scale"]
+        row = next(t for t in record.comparison(self.reference, self.candidate).tensors if t.name == self.tensor)
+        factors = [d.params["factor"] for d in row.diagnosis if d.kind == "scale"]
         ok = bool(factors) and abs(factors[0] - predicted) <= self.rtol * predicted
         observed = f"scale {factors[0]:.6g}" if factors else "no scale diagnosis"
         return f"scale √((ms+{eps_ref:g})/(ms+{eps_cand:g})) = {predicted:.6g} ±{self.rtol:g}", observed, ok
 
 
 def magnitude(record) -> str:
-    rows = record.comparison("torch-ref", "burn-port").result["tensors"]
-    small = next(t for t in rows if t["name"] == "out.small")
-    factor = next(d["factor"] for d in small["diagnosis"] if d["kind"] == "scale")
+    rows = record.comparison("torch-ref", "burn-port").tensors
+    small = next(t for t in rows if t.name == "out.small")
+    factor = next(d.params["factor"] for d in small.diagnosis if d.kind == "scale")
     return f"小激活输出 ×{factor:.2f}"
 
 

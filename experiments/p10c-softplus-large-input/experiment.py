@@ -5,7 +5,7 @@ from pita_lab.experiment import Accepts, Diagnosed, Experiment, Matches, Mismatc
 
 
 def magnitude(record) -> str:
-    port = record.comparison("torch-ref", "burn-port").result["worst"]
+    port = record.comparison("torch-ref", "burn-port").result.worst
     naive = record.program("burn", "naive").tensors["x.grad"]
     nans = sum(1 for v in naive if v != v)
     return f"Softplus 差 {port:.2g}；手写公式 {nans} 个 NaN 梯度"

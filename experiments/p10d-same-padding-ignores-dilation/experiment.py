@@ -4,8 +4,8 @@ from pita_lab.experiment import Accepts, Experiment, Matches, Mismatches, Panics
 
 
 def magnitude(record) -> str:
-    row = record.comparison("torch-same", "burn-same").result["tensors"][0]
-    return f"输出长度 {row['candidate_shape'][-1]}（PyTorch {row['shape'][-1]}）"
+    row = record.comparison("torch-same", "burn-same").tensors[0]
+    return f"输出长度 {row.candidate_shape[-1]}（PyTorch {row.shape[-1]}）"
 
 
 EXPERIMENT = Experiment(

@@ -5,7 +5,7 @@ from pita_lab.experiment import Accepts, CompileFails, Experiment, Matches, Mism
 
 
 def magnitude(record) -> str:
-    worst = record.comparison("torch-sdpa", "burn-port").result["worst"]
+    worst = record.comparison("torch-sdpa", "burn-port").result.worst
     return f"输出差 {worst:.2g}"
 
 

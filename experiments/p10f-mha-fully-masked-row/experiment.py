@@ -34,7 +34,7 @@ class MatchesWithNaN(PairClaim):
 
 
 def magnitude(record) -> str:
-    worst = record.comparison("torch-noweights", "burn-port").result["worst"]
+    worst = record.comparison("torch-noweights", "burn-port").result.worst
     nans = sum(1 for v in record.program("torch", "weights").tensors["out"] if v != v)
     return f"空序列输出差 {worst:.3g}（PyTorch 另一路径 {nans} 个 NaN）"
 

@@ -47,8 +47,8 @@ class AllZero(Claim):
 def magnitude(record) -> str:
     burn, torch = record.program("burn", "port"), record.program("torch", "pad")
     pad = int(burn.metadata["padding_idx"])
-    rows = record.comparison("torch-pad", "burn-port").result["tensors"]
-    width = next(t for t in rows if t["name"] == "weight.grad")["shape"][1]
+    rows = record.comparison("torch-pad", "burn-port").tensors
+    width = next(t for t in rows if t.name == "weight.grad").shape[1]
     return f"padding 行梯度 {burn.tensors['weight.grad'][width * pad]:g}（PyTorch {torch.tensors['weight.grad'][width * pad]:g}）"
 
 

@@ -49,7 +49,7 @@ class RunsFirst(Claim):
 
 
 def magnitude(record) -> str:
-    worst = record.comparison("torch-ref", "burn-port").result["worst"]
+    worst = record.comparison("torch-ref", "burn-port").result.worst
     return f"名字对名字加载不报错，输出差 {worst:.2g}"
 
 

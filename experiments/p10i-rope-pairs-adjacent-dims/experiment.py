@@ -53,15 +53,15 @@ class DiffersOffDiagonal(PairClaim):
 
     def observe(self, record, out):
         run = record.comparison(self.reference, self.candidate)
-        row = next(t for t in run.result["tensors"] if t["name"] == self.tensor)
+        row = next(t for t in run.tensors if t.name == self.tensor)
         reference, candidate = self.dumps(out)
         ref, cand = reference.tensors[self.tensor].astype(np.float64), candidate.tensors[self.tensor].astype(np.float64)
-        tolerance = run.result["tolerance"]
-        passes = np.abs(cand - ref) <= tolerance["atol"] + tolerance["rtol"] * np.abs(ref)
+        tolerance = run.result.tolerance
+        passes = np.abs(cand - ref) <= tolerance.atol + tolerance.rtol * np.abs(ref)
         same_position = np.broadcast_to(np.eye(ref.shape[-1], dtype=bool), ref.shape)
         observed = (f"{int(passes[same_position].sum())} of {int(same_position.sum())} same-position scores pass, "
                     f"{int((~passes[~same_position]).sum())} of {int((~same_position).sum())} others fail "
-                    f"(max|diff| {row['max_abs_diff']:.2e})")
+                    f"(max|diff| {row.max_abs_diff:.2e})")
         return "same position: pass; every other: fail", observed, bool(np.array_equal(passes, same_position))
 
 
@@ -75,18 +75,18 @@ class PermutedAsProjection(PairClaim):
 
     def observe(self, record, out):
         order = [int(i) for i in record.program(*self.candidate.split("-", 1)).metadata["projection_order"].split(",")]
-        rows = {t["name"]: t for t in record.comparison(self.reference, self.candidate).result["tensors"]}
+        rows = {t.name: t for t in record.comparison(self.reference, self.candidate).tensors}
         found, ok = [], True
         for name in self.tensors:
-            diagnosed = [d for d in rows[name]["diagnosis"] if d["kind"] == "permutation" and "rows" in d]
-            found.append(f"{name}: rows {diagnosed[0]['rows']}" if diagnosed else f"{name}: no row permutation")
-            ok = ok and bool(diagnosed) and diagnosed[0]["rows"] == order
+            diagnosed = [d for d in rows[name].diagnosis if d.kind == "permutation" and "rows" in d.params]
+            found.append(f"{name}: rows {diagnosed[0].params['rows']}" if diagnosed else f"{name}: no row permutation")
+            ok = ok and bool(diagnosed) and diagnosed[0].params["rows"] == order
         return f"permutation rows {order} on {', '.join(self.tensors)}", "; ".join(found), ok
 
 
 def magnitude(record) -> str:
-    row = next(t for t in record.comparison("torch-ref", "burn-port").result["tensors"] if t["name"] == "scores")
-    return f"注意力分数差到 {row['max_abs_diff']:.2g}（对角线上一致）"
+    row = next(t for t in record.comparison("torch-ref", "burn-port").tensors if t.name == "scores")
+    return f"注意力分数差到 {row.max_abs_diff:.2g}（对角线上一致）"
 
 
 EXPERIMENT = Experiment(

@@ -20,9 +20,9 @@ class DiffersOnlyAtBorder(PairClaim):
     def observe(self, record, out):
         reference, candidate = self.dumps(out)
         padding = int(reference.metadata["padding"])
-        tolerance = record.comparison(self.reference, self.candidate).result["tolerance"]
+        tolerance = record.comparison(self.reference, self.candidate).result.tolerance
         ref = reference.tensors[self.tensor].astype(np.float64)
-        passes = np.abs(candidate.tensors[self.tensor] - ref) <= tolerance["atol"] + tolerance["rtol"] * np.abs(ref)
+        passes = np.abs(candidate.tensors[self.tensor] - ref) <= tolerance.atol + tolerance.rtol * np.abs(ref)
         height, width = ref.shape[-2:]
         rows, cols = np.arange(height)[:, None], np.arange(width)[None, :]
         inner = (rows >= padding) & (rows < height - padding) & (cols >= padding) & (cols < width - padding)
@@ -85,8 +85,8 @@ def block_members(source: str, block: str) -> list[str]:
 
 
 def magnitude(record) -> str:
-    row = record.comparison("torch-reflect", "burn-port").result["tensors"][0]
-    return f"边上 {row['mismatched']}/{row['n']} 个元素差到 {row['max_abs_diff']:.2g}，内部一致"
+    row = record.comparison("torch-reflect", "burn-port").tensors[0]
+    return f"边上 {row.mismatched}/{row.n} 个元素差到 {row.max_abs_diff:.2g}，内部一致"
 
 
 EXPERIMENT = Experiment(

@@ -28,10 +28,10 @@ class SameShapes(PairClaim):
     values can differ."""
 
     def observe(self, record, out):
-        rows = record.comparison(self.reference, self.candidate).result["tensors"]
-        shapes = [f"{t['name']} {t['shape']}" + ("" if t["shape"] == t["candidate_shape"] else f" vs {t['candidate_shape']}")
+        rows = record.comparison(self.reference, self.candidate).tensors
+        shapes = [f"{t.name} {t.shape}" + ("" if t.shape == t.candidate_shape else f" vs {t.candidate_shape}")
                   for t in rows]
-        ok = bool(rows) and all(t["shape"] == t["candidate_shape"] for t in rows)
+        ok = bool(rows) and all(t.shape == t.candidate_shape for t in rows)
         return "every tensor the same shape on both sides", "; ".join(shapes), ok
 
 
@@ -76,9 +76,9 @@ class StructLacksField(Claim):
 
 
 def magnitude(record) -> str:
-    rows = record.comparison("torch-ref", "burn-port").result["tensors"]
-    worst = max((t for t in rows if not t["ok"]), key=lambda t: t["max_abs_diff"])
-    return f"{worst['name']} 输出差 {worst['max_abs_diff']:.2g}，尺寸相同"
+    rows = record.comparison("torch-ref", "burn-port").tensors
+    worst = max((t for t in rows if not t.ok), key=lambda t: t.max_abs_diff)
+    return f"{worst.name} 输出差 {worst.max_abs_diff:.2g}，尺寸相同"
 
 
 EXPERIMENT = Experiment(

@@ -4,9 +4,9 @@ from pita_lab.experiment import Accepts, Diagnosed, Experiment, Matches, Mismatc
 
 
 def magnitude(record) -> str:
-    scale = next(d for t in record.comparison("torch-mean", "burn-auto").result["tensors"] for d in t["diagnosis"] if d["kind"] == "scale")
+    scale = next(d for t in record.comparison("torch-mean", "burn-auto").tensors for d in t.diagnosis if d.kind == "scale")
     classes = record.program("torch", "mean").metadata["num_classes"]
-    return f"loss 与梯度 ×{scale['factor']:.6g}（类别数 {classes}）"
+    return f"loss 与梯度 ×{scale.params['factor']:.6g}（类别数 {classes}）"
 
 
 EXPERIMENT = Experiment(

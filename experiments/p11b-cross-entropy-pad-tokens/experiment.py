@@ -4,7 +4,7 @@ from pita_lab.experiment import Accepts, Experiment, Matches, Mismatches, Source
 
 
 def magnitude(record) -> str:
-    worst = record.comparison("torch-ref", "burn-port").result["worst"]
+    worst = record.comparison("torch-ref", "burn-port").result.worst
     return f"一致：最大差 {worst:.2e}"
 
 

@@ -14,9 +14,9 @@ from pita_lab.experiment import (
 
 
 def magnitude(record) -> str:
-    scale = next(d for t in record.comparison("torch-mean", "burn-port").result["tensors"] for d in t["diagnosis"] if d["kind"] == "scale")
+    scale = next(d for t in record.comparison("torch-mean", "burn-port").tensors for d in t.diagnosis if d.kind == "scale")
     numel = record.program("torch", "mean").metadata["numel"]
-    return f"梯度 ×{scale['factor']:.6g}（元素个数 {numel}）"
+    return f"梯度 ×{scale.params['factor']:.6g}（元素个数 {numel}）"
 
 
 EXPERIMENT = Experiment(

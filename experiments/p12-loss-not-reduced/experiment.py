@@ -41,7 +41,7 @@ class ScaledWithinUlps(PairClaim):
 
 
 def magnitude(record) -> str:
-    factor = record.comparison("torch-mean", "burn-nomean").result["tensors"][0]["diagnosis"][0]["factor"]
+    factor = record.comparison("torch-mean", "burn-nomean").tensors[0].diagnosis[0].params["factor"]
     return f"梯度 ×{factor:.6g}"
 
 

@@ -53,9 +53,9 @@ class TieGradient(SideClaim):
 
 
 def magnitude(record) -> str:
-    rows = [t for t in record.comparison("torch-ref", "burn-port").result["tensors"] if not t["ok"]]
-    count = sum(t["mismatched"] for t in rows)
-    return f"边界上梯度 {rows[0]['worst_candidate']:g} 对 {rows[0]['worst_reference']:g}（{count} 处）"
+    rows = [t for t in record.comparison("torch-ref", "burn-port").tensors if not t.ok]
+    count = sum(t.mismatched for t in rows)
+    return f"边界上梯度 {rows[0].worst_candidate:g} 对 {rows[0].worst_reference:g}（{count} 处）"
 
 
 EXPERIMENT = Experiment(

@@ -5,9 +5,9 @@ from pita_lab.experiment import Accepts, DiffersOnlyAtKinks, Experiment, Matches
 
 
 def magnitude(record) -> str:
-    run = record.comparison("torch-ref", "burn-port").result["tensors"]
-    row = next(t for t in run if t["name"] == "leaky_relu.grad")
-    return f"0 处梯度 {row['worst_candidate']:g} 对 {row['worst_reference']:.3g}（{sum(t['mismatched'] for t in run)} 处）"
+    run = record.comparison("torch-ref", "burn-port").tensors
+    row = next(t for t in run if t.name == "leaky_relu.grad")
+    return f"0 处梯度 {row.worst_candidate:g} 对 {row.worst_reference:.3g}（{sum(t.mismatched for t in run)} 处）"
 
 
 EXPERIMENT = Experiment(

@@ -44,8 +44,8 @@ class SameGradientMass(PairClaim):
 
 
 def magnitude(record) -> str:
-    row = next(t for t in record.comparison("torch-ref", "burn-port").result["tensors"] if t["name"] == "max.grad")
-    return f"并列最大处梯度 {row['worst_candidate']:g} 对 {row['worst_reference']:g}"
+    row = next(t for t in record.comparison("torch-ref", "burn-port").tensors if t.name == "max.grad")
+    return f"并列最大处梯度 {row.worst_candidate:g} 对 {row.worst_reference:g}"
 
 
 EXPERIMENT = Experiment(

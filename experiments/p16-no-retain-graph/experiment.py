@@ -12,8 +12,8 @@ TORCH_SECOND_BACKWARD = (
 
 
 def magnitude(record) -> str:
-    row = next(t for t in record.comparison("torch-retain", "burn-detach").result["tensors"] if t["name"] == "w.grad")
-    return f"第二次 backward 即 panic；用 detach 绕过则 w 梯度差 {row['max_abs_diff']:.3g}"
+    row = next(t for t in record.comparison("torch-retain", "burn-detach").tensors if t.name == "w.grad")
+    return f"第二次 backward 即 panic；用 detach 绕过则 w 梯度差 {row.max_abs_diff:.3g}"
 
 
 EXPERIMENT = Experiment(

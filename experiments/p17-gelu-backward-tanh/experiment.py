@@ -20,8 +20,8 @@ DEFAULT_IS_TANH = "Derivative of the approximate gelu implementation based on ta
 
 
 def magnitude(record) -> str:
-    row = next(t for t in record.comparison("torch-exact", "burn-ndarray").result["tensors"] if t["name"] == "x.grad")
-    return f"梯度差 {row['max_abs_diff']:.2e}（相对 {row['max_rel_diff']:.1%}，NdArray 实测；CubeCL/Fusion 后端源码同此）"
+    row = next(t for t in record.comparison("torch-exact", "burn-ndarray").tensors if t.name == "x.grad")
+    return f"梯度差 {row.max_abs_diff:.2e}（相对 {row.max_rel_diff:.1%}，NdArray 实测；CubeCL/Fusion 后端源码同此）"
 
 
 EXPERIMENT = Experiment(

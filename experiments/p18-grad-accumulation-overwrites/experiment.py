@@ -7,10 +7,10 @@ from pita_lab.experiment import Accepts, Experiment, Matches, Mismatches, Source
 
 def magnitude(record) -> str:
     """The catalog's figure, which the chapter's summary quotes too: each figure names its tensor."""
-    rows = {t["name"]: t for t in record.comparison("torch-accumulate", "burn-port").result["tensors"]}
+    rows = {t.name: t for t in record.comparison("torch-accumulate", "burn-port").tensors}
     micro = record.program("torch", "accumulate").metadata["micro_batches"]
-    return (f"只用了 {micro} 个微批中的最后一个：`weight.grad` 差 {rows['weight.grad']['max_abs_diff']:.3g}，"
-            f"更新后的 `weight`（`weight.step1`）差 {rows['weight.step1']['max_abs_diff']:.3g}")
+    return (f"只用了 {micro} 个微批中的最后一个：`weight.grad` 差 {rows['weight.grad'].max_abs_diff:.3g}，"
+            f"更新后的 `weight`（`weight.step1`）差 {rows['weight.step1'].max_abs_diff:.3g}")
 
 
 EXPERIMENT = Experiment(

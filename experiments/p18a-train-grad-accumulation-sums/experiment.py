@@ -16,10 +16,10 @@ from pita_lab.experiment import (
 
 def magnitude(record) -> str:
     """The catalog's figure: the factor compare found on the applied gradients, and the step."""
-    rows = {t["name"]: t for t in record.comparison("torch-accumulate", "burn-port").result["tensors"]}
-    factor = next(d["factor"] for d in rows["bias.grad"]["diagnosis"] if d["kind"] == "scale")
+    rows = {t.name: t for t in record.comparison("torch-accumulate", "burn-port").tensors}
+    factor = next(d.params["factor"] for d in rows["bias.grad"].diagnosis if d.kind == "scale")
     return (f"优化器拿到的梯度 ×{factor:g}（累积数），"
-            f"一步之后 `weight` 差 {rows['weight.step1']['max_abs_diff']:.3g}")
+            f"一步之后 `weight` 差 {rows['weight.step1'].max_abs_diff:.3g}")
 
 
 EPOCH = "src/learner/supervised/strategies/single/epoch.rs"

@@ -49,8 +49,8 @@ class UpdateNorms(Claim):
 
 def factors(record) -> dict[str, float]:
     """The scale compare finds on each update: burn-port / torch-global."""
-    rows = record.comparison("torch-global", "burn-port").result["tensors"]
-    return {t["name"]: d["factor"] for t in rows if t["name"] in UPDATES for d in t["diagnosis"] if d["kind"] == "scale"}
+    rows = record.comparison("torch-global", "burn-port").tensors
+    return {t.name: d.params["factor"] for t in rows if t.name in UPDATES for d in t.diagnosis if d.kind == "scale"}
 
 
 def magnitude(record) -> str:

@@ -9,7 +9,7 @@ from pita_lab.experiment import Accepts, Diagnosed, Experiment, Matches, Mismatc
 
 
 def _w_row(record, reference, candidate):
-    return next(t for t in record.comparison(reference, candidate).result["tensors"] if t["name"] == "w")
+    return next(t for t in record.comparison(reference, candidate).tensors if t.name == "w")
 
 
 @dataclass(frozen=True)
@@ -21,8 +21,8 @@ class OffsetFitsBetter(PairClaim):
     tensor: str
 
     def observe(self, record, out):
-        row = next(t for t in record.comparison(self.reference, self.candidate).result["tensors"] if t["name"] == self.tensor)
-        found = {d["kind"]: d["residual"] for d in row["diagnosis"]}
+        row = next(t for t in record.comparison(self.reference, self.candidate).tensors if t.name == self.tensor)
+        found = {d.kind: d.residual for d in row.diagnosis}
         observed = ", ".join(f"{kind} residual {residual:.2e}" for kind, residual in found.items()) or "no diagnosis"
         ok = {"offset", "scale"} <= found.keys() and found["offset"] < found["scale"]
         return f"{self.tensor}: offset residual < scale residual", observed, ok
@@ -31,7 +31,7 @@ class OffsetFitsBetter(PairClaim):
 def magnitude(record) -> str:
     row = _w_row(record, "torch-adam", "burn-port")
     steps = record.program("torch", "adam").metadata["steps"]
-    return f"{steps} 步后参数差 {row['max_abs_diff']:.2g}（{row['max_ulp']} ulp）"
+    return f"{steps} 步后参数差 {row.max_abs_diff:.2g}（{row.max_ulp} ulp）"
 
 
 EXPERIMENT = Experiment(

@@ -14,10 +14,10 @@ from pita_lab.experiment import (
 
 
 def magnitude(record) -> str:
-    rows = {t["name"]: t for t in record.comparison("torch-eval", "burn-port").result["tensors"]}
+    rows = {t.name: t for t in record.comparison("torch-eval", "burn-port").tensors}
     before = record.program("torch", "eval").tensors["running_var"][0]
     after = record.program("burn", "port").tensors["running_var"][0]
-    return f"输出差 {rows['out']['max_abs_diff']:.2g}，running_var {before:g}→{after:.4g}"
+    return f"输出差 {rows['out'].max_abs_diff:.2g}，running_var {before:g}→{after:.4g}"
 
 
 EXPERIMENT = Experiment(

@@ -71,8 +71,8 @@ def _term(run) -> float:
 
 
 def _eval_scale(record, reference: str, candidate: str) -> float:
-    rows = record.comparison(reference, candidate).result["tensors"]
-    return next(d["factor"] for t in rows if t["name"] == "out.eval" for d in t["diagnosis"] if d["kind"] == "scale")
+    rows = record.comparison(reference, candidate).tensors
+    return next(d.params["factor"] for t in rows if t.name == "out.eval" for d in t.diagnosis if d.kind == "scale")
 
 
 def magnitude(record) -> str:

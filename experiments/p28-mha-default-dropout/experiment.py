@@ -35,10 +35,10 @@ class DroppedAfterSoftmax(PairClaim):
 def magnitude(record) -> str:
     port = record.program("burn", "port")
     weights = port.tensors["weights"]
-    rows = {t["name"]: t for t in record.comparison("torch-ref", "burn-port").result["tensors"]}
+    rows = {t.name: t for t in record.comparison("torch-ref", "burn-port").tensors}
     zeroed = sum(1 for v in weights if v == 0)
     return (f"默认 dropout {float(port.metadata['dropout']):g}：{len(weights)} 个注意力权重 {zeroed} 个置零，"
-            f"输出差 {rows['context']['max_abs_diff']:.2g}")
+            f"输出差 {rows['context'].max_abs_diff:.2g}")
 
 
 EXPERIMENT = Experiment(

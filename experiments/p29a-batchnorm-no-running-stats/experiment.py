@@ -6,7 +6,7 @@ from pita_lab.experiment import Accepts, CompileFails, Experiment, Matches, Mism
 
 def magnitude(record) -> str:
     control = record.comparison("torch-ref", "burn-port").result
-    return f"eval 输出差 {control['worst']:.2g}（用了 running 统计量的初值）"
+    return f"eval 输出差 {control.worst:.2g}（用了 running 统计量的初值）"
 
 
 EXPERIMENT = Experiment(

@@ -15,8 +15,8 @@ from pita_lab.experiment import (
 
 def magnitude(record) -> str:
     steps = record.program("burn", "port").metadata["steps"]
-    rows = {t["name"]: t for t in record.comparison("torch-ref", "burn-port").result["tensors"]}
-    return f"初始一致；{steps} 步 SGD 后输出差 {rows[f'out.step{steps}']['max_abs_diff']:.2g}"
+    rows = {t.name: t for t in record.comparison("torch-ref", "burn-port").tensors}
+    return f"初始一致；{steps} 步 SGD 后输出差 {rows[f'out.step{steps}'].max_abs_diff:.2g}"
 
 
 EXPERIMENT = Experiment(

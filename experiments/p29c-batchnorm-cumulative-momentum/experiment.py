@@ -51,9 +51,9 @@ class CumulativeAverage(Claim):
 
 def magnitude(record) -> str:
     steps = record.program("torch", "ref").metadata["steps"]
-    rows = {t["name"]: t for t in record.comparison("torch-ref", "burn-port").result["tensors"]}
-    return (f"{steps} 个 batch 后 running_mean 差 {rows['running_mean']['max_abs_diff']:.2g}，"
-            f"eval 输出差 {rows['out.eval']['max_abs_diff']:.2g}")
+    rows = {t.name: t for t in record.comparison("torch-ref", "burn-port").tensors}
+    return (f"{steps} 个 batch 后 running_mean 差 {rows['running_mean'].max_abs_diff:.2g}，"
+            f"eval 输出差 {rows['out.eval'].max_abs_diff:.2g}")
 
 
 EXPERIMENT = Experiment(

@@ -27,8 +27,8 @@ class ComputesWithWeight(PairClaim):
 
 
 def magnitude(record) -> str:
-    row = next(t for t in record.comparison("torch-ref", "burn-port").result["tensors"] if t["name"] == "y")
-    return f"输出差 {row['max_abs_diff']:.2g}"
+    row = next(t for t in record.comparison("torch-ref", "burn-port").tensors if t.name == "y")
+    return f"输出差 {row.max_abs_diff:.2g}"
 
 
 EXPERIMENT = Experiment(

@@ -14,7 +14,7 @@ from pita_lab.experiment import (
 
 
 def magnitude(record) -> str:
-    worst = record.comparison("torch-ref", "burn-partial").result["worst"]
+    worst = record.comparison("torch-ref", "burn-partial").result.worst
     return f"默认加载报错；allow_partial 时输出差 {worst:.2g}"
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pita.errors import UsageError
 from pita_lab import repo_root
+from pita_lab.errors import BrokenExperiment
 from pita_lab.experiment import Experiment
 
 FOLDER = re.compile(r"^(p(\d+)([a-z]?))-([a-z0-9]+(?:-[a-z0-9]+)*)$")
@@ -29,8 +30,6 @@ FILES = ("experiment.py", "pytorch.py", "burn.rs", "Cargo.toml", "chapter.md.j2"
 TUTORIAL_FILES = ("experiment.py", "pytorch.py", "chapter.md.j2")
 # A guide under guides/ (a front or reference page of the book) holds what an experiment does.
 GUIDE_FILES = FILES
-# Where each kind's folder lives; every kind not named here lives under experiments/.
-PLACE_OF_KIND = {"tutorial": "examples", "guide": "guides"}
 
 
 def experiments_dir() -> Path:
@@ -94,9 +93,9 @@ def folders(directory: Path | None = None) -> dict[str, Path]:
             continue
         match = FOLDER.match(path.name)
         if not match:
-            raise UsageError(f"experiments/{path.name}: an experiment folder is named <id>-<what-goes-wrong>, e.g. p12-loss-not-reduced")
+            raise BrokenExperiment(f"experiments/{path.name}: an experiment folder is named <id>-<what-goes-wrong>, e.g. p12-loss-not-reduced")
         if match.group(1) in found:
-            raise UsageError(f"experiments/{path.name}: id {match.group(1)} is also experiments/{found[match.group(1)].name}")
+            raise BrokenExperiment(f"experiments/{path.name}: id {match.group(1)} is also experiments/{found[match.group(1)].name}")
         found[match.group(1)] = path
     return {i: found[i] for i in sorted(found, key=order_key)}
 
@@ -121,7 +120,7 @@ def load(folder: Path, place: str = "experiments") -> Experiment:
     needed = {"examples": TUTORIAL_FILES, "guides": GUIDE_FILES}.get(place, FILES)
     missing = [name for name in needed if not (folder / name).is_file()]
     if missing:
-        raise UsageError(f"{place}/{folder.name}: missing {', '.join(missing)} (see docs/adding-an-experiment.md)")
+        raise BrokenExperiment(f"{place}/{folder.name}: missing {', '.join(missing)} (see docs/adding-an-experiment.md)")
     experiment_id = FOLDER.match(folder.name).group(1) if place == "experiments" else folder.name
     name = f"pita_lab.experiments.{experiment_id}".replace("-", "_")
     spec = importlib.util.spec_from_file_location(name, folder / "experiment.py")
@@ -130,16 +129,16 @@ def load(folder: Path, place: str = "experiments") -> Experiment:
     try:
         spec.loader.exec_module(module)
     except ValueError as error:  # a declaration `Experiment` refuses: unknown stage, kind or symptom
-        raise UsageError(f"{place}/{folder.name}/experiment.py: {error}") from None
+        raise BrokenExperiment(f"{place}/{folder.name}/experiment.py: {error}") from None
     experiment = getattr(module, "EXPERIMENT", None)
     if not isinstance(experiment, Experiment):
-        raise UsageError(f"{place}/{folder.name}/experiment.py defines no EXPERIMENT = Experiment(...)")
+        raise BrokenExperiment(f"{place}/{folder.name}/experiment.py defines no EXPERIMENT = Experiment(...)")
     if experiment.id != experiment_id:
-        raise UsageError(f"{place}/{folder.name}/experiment.py defines experiment {experiment.id!r}, not {experiment_id!r}")
-    if PLACE_OF_KIND.get(experiment.kind, "experiments") != place:
-        raise UsageError(f"{place}/{folder.name}/experiment.py: kind {experiment.kind!r} belongs under "
-                         f"{PLACE_OF_KIND.get(experiment.kind, 'experiments')}/ (tutorials under examples/, guides under guides/, "
-                         "every other kind under experiments/)")
+        raise BrokenExperiment(f"{place}/{folder.name}/experiment.py defines experiment {experiment.id!r}, not {experiment_id!r}")
+    if experiment.kind.place != place:
+        raise BrokenExperiment(f"{place}/{folder.name}/experiment.py: kind {experiment.kind.value!r} belongs under "
+                               f"{experiment.kind.place}/ (tutorials under examples/, guides under guides/, "
+                               "every other kind under experiments/)")
     return dataclasses.replace(experiment, folder=f"{place}/{folder.name}", compile_fail=compile_fail_cases(folder))
 
 
@@ -157,8 +156,8 @@ def check_related(experiment: Experiment) -> Experiment:
     known = set(chapter_ids())
     wrong = [i for i in experiment.related if i not in known or i == experiment.id]
     if wrong:
-        raise UsageError(f"{experiment.folder}/experiment.py: related {', '.join(map(repr, wrong))} is not another chapter "
-                         f"(known: {', '.join(chapter_ids())})")
+        raise BrokenExperiment(f"{experiment.folder}/experiment.py: related {', '.join(map(repr, wrong))} is not another chapter "
+                               f"(known: {', '.join(chapter_ids())})")
     return experiment
 
 

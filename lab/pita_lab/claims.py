@@ -12,8 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
+from pita.diagnose.base import Diagnosis
 from pita.dump import read_dump
-from pita_lab.record import ClaimResult, RunRecord
+from pita_lab.record import ClaimResult, RunRecord, last_line
+from pita_lab.rust_source import block_methods, locked_file, sources_root
 
 
 class Claim:
@@ -50,11 +52,6 @@ def _reason(error: Exception) -> str:
     if isinstance(error, KeyError):
         return f"no {error.args[0]!r} in the run"
     return f"{type(error).__name__}: {error}"
-
-
-def last_line(text: str) -> str:
-    lines = [line for line in text.splitlines() if line.strip()]
-    return lines[-1].strip() if lines else ""
 
 
 def panic_message(stderr: str) -> str:
@@ -145,7 +142,7 @@ class Matches(PairClaim):
 
     def observe(self, record, out):
         run = record.comparison(self.reference, self.candidate)
-        return "OK, exit 0", f"{last_line(run.stdout)}, exit {run.exit_code}", run.exit_code == 0 and run.result["ok"]
+        return "OK, exit 0", f"{run.verdict}, exit {run.exit_code}", run.exit_code == 0 and run.result.ok
 
 
 @dataclass(frozen=True)
@@ -154,8 +151,7 @@ class Mismatches(PairClaim):
 
     def observe(self, record, out):
         run = record.comparison(self.reference, self.candidate)
-        verdict = last_line(run.stdout)
-        return "MISMATCH, exit 1", f"{verdict}, exit {run.exit_code}", run.exit_code == 1 and verdict.endswith("MISMATCH")
+        return "MISMATCH, exit 1", f"{run.verdict}, exit {run.exit_code}", run.exit_code == 1 and not run.result.ok
 
 
 @dataclass(frozen=True)
@@ -193,23 +189,23 @@ class Diagnosed(PairClaim):
         wanted = dict(self.params)
         if self.key:
             wanted["factor"] = float(read_dump(out / f"{self.reference}.safetensors").metadata[self.key])
-        rows = [t for t in run.result["tensors"] if (t["name"] in self.tensors if self.tensors else not t["ok"])]
-        found = [f"{t['name']}: {', '.join(_describe(d) for d in t['diagnosis']) or 'none'}" for t in rows]
-        ok = bool(rows) and all(any(_fits(d, self.kind, wanted) for d in t["diagnosis"]) for t in rows)
+        rows = [t for t in run.tensors if (t.name in self.tensors if self.tensors else not t.ok)]
+        found = [f"{t.name}: {', '.join(_describe(d) for d in t.diagnosis) or 'none'}" for t in rows]
+        ok = bool(rows) and all(any(_fits(d, self.kind, wanted) for d in t.diagnosis) for t in rows)
         expected = self.kind + "".join(f" {k}={v:g}" if isinstance(v, float) else f" {k}={v}" for k, v in wanted.items())
         return f"{expected} on {', '.join(self.tensors) or 'every mismatched tensor'}", "; ".join(found) or "no tensors", ok
 
 
-def _describe(diagnosis: dict) -> str:
-    factor = diagnosis.get("factor")
-    return diagnosis["kind"] + (f" {factor:g}" if isinstance(factor, float) else "")
+def _describe(diagnosis: Diagnosis) -> str:
+    factor = diagnosis.params.get("factor")
+    return diagnosis.kind + (f" {factor:g}" if isinstance(factor, float) else "")
 
 
-def _fits(diagnosis: dict, kind: str, wanted: dict) -> bool:
-    if diagnosis["kind"] != kind:
+def _fits(diagnosis: Diagnosis, kind: str, wanted: dict) -> bool:
+    if diagnosis.kind != kind:
         return False
     for name, value in wanted.items():
-        found = diagnosis.get(name)
+        found = diagnosis.params.get(name)
         if isinstance(value, float):
             if not isinstance(found, (int, float)) or abs(found - value) > 1e-4 * max(abs(value), 1e-12):
                 return False
@@ -247,10 +243,10 @@ class TensorsCompare(PairClaim):
     ok: bool = True
 
     def observe(self, record, out):
-        rows = {t["name"]: t for t in record.comparison(self.reference, self.candidate).result["tensors"]}
-        found = [f"{name} {'OK' if rows[name]['ok'] else 'MISMATCH'} (max|diff| {rows[name]['max_abs_diff']:.2e})"
+        rows = {t.name: t for t in record.comparison(self.reference, self.candidate).tensors}
+        found = [f"{name} {'OK' if rows[name].ok else 'MISMATCH'} (max|diff| {rows[name].max_abs_diff:.2e})"
                  if name in rows else f"{name} missing" for name in self.tensors]
-        holds = all(name in rows and rows[name]["ok"] == self.ok for name in self.tensors)
+        holds = all(name in rows and rows[name].ok == self.ok for name in self.tensors)
         verdict = "OK" if self.ok else "MISMATCH"
         return f"{', '.join(self.tensors)}: {verdict}", "; ".join(found), holds
 
@@ -410,9 +406,9 @@ class OnlyTensorsDiffer(PairClaim):
     tensors: tuple[str, ...]
 
     def observe(self, record, out):
-        rows = record.comparison(self.reference, self.candidate).result["tensors"]
-        failing = tuple(sorted(t["name"] for t in rows if not t["ok"]))
-        passing = sorted(t["name"] for t in rows if t["ok"])
+        rows = record.comparison(self.reference, self.candidate).tensors
+        failing = tuple(sorted(t.name for t in rows if not t.ok))
+        passing = sorted(t.name for t in rows if t.ok)
         expected = f"MISMATCH only on {', '.join(sorted(self.tensors))}"
         observed = f"MISMATCH on {', '.join(failing) or 'nothing'}; OK on {', '.join(passing) or 'nothing'}"
         return expected, observed, failing == tuple(sorted(self.tensors)) and bool(passing)
@@ -542,17 +538,17 @@ class Traced(PairClaim):
 
     def observe(self, record, out):
         run = record.trace(self.reference, self.candidate)
-        first = run.result.get("first_divergence")
+        first = run.result.first_divergence
         if self.phase is None:
-            observed = "no divergence" if first is None else f"first divergence {first['phase']} {first['name']}"
+            observed = "no divergence" if first is None else f"first divergence {first.phase} {first.name}"
             return "no divergence, exit 0", f"{observed}, exit {run.exit_code}", first is None and run.exit_code == 0
         expected = f"{self.phase} {self.name}" + (f" ({self.kind})" if self.kind else "") + ", exit 1"
         if first is None:
             return expected, f"no divergence, exit {run.exit_code}", False
-        kinds = [d["kind"] for d in first.get("diagnosis", [])]
-        named = first["name"].startswith(self.name) if self.name.endswith(("/", ".")) else first["name"] == self.name
-        ok = run.exit_code == 1 and first["phase"] == self.phase and named and (self.kind is None or self.kind in kinds)
-        observed = f"{first['phase']} {first['name']}" + (f" ({', '.join(kinds)})" if kinds else "") + f", exit {run.exit_code}"
+        kinds = [d.kind for d in first.diagnosis]
+        named = first.name.startswith(self.name) if self.name.endswith(("/", ".")) else first.name == self.name
+        ok = run.exit_code == 1 and first.phase == self.phase and named and (self.kind is None or self.kind in kinds)
+        observed = f"{first.phase} {first.name}" + (f" ({', '.join(kinds)})" if kinds else "") + f", exit {run.exit_code}"
         return expected, observed, ok
 
 
@@ -574,8 +570,6 @@ class BlockDefines(Claim):
     contains: str = ""
 
     def observe(self, record, out):
-        from pita_lab.rust_source import block_methods, locked_file, sources_root
-
         version, source = locked_file(sources_root(), self.crate, self.file)
         methods = block_methods(source, self.block)
         where = f"{self.crate} {version} {self.file}, `{self.block}`"

@@ -1,4 +1,5 @@
-"""The lab's commands on the one `pita` command line: `run`, `list` and `book`."""
+"""The lab's commands on the one `pita` command line: `run`, `matrix`, `list` and `book`, registered
+in the entry-point group `pita.commands` (lab/pyproject.toml)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 import sys
 
 from pita.errors import UsageError
+from pita_lab.errors import reported
 
 
 def add_commands(commands) -> None:
@@ -13,7 +15,7 @@ def add_commands(commands) -> None:
     run.add_argument("experiments", nargs="*", metavar="ID", help="experiment ids, e.g. p12")
     run.add_argument("--all", action="store_true", help="every experiment in the catalog, the tutorials and the guides")
     run.add_argument("--out", help="folder for dumps and the run record (default runs/<id>; with several experiments, one folder each inside it)")
-    run.set_defaults(handler=_run)
+    run.set_defaults(handler=reported(_run))
 
     matrix = commands.add_parser("matrix", help="the catalog's pitfalls on other burn versions: present, fixed, changed or n/a",
                                  description="Runs every pitfall (or IDs) on each burn version of lab/matrix/versions.toml, each "
@@ -23,11 +25,11 @@ def add_commands(commands) -> None:
     matrix.add_argument("experiments", nargs="*", metavar="ID", help="experiment ids (default: every pitfall)")
     matrix.add_argument("--versions", nargs="+", metavar="V", help="only these burn versions, e.g. 0.23.0-pre.1 (default: all)")
     matrix.add_argument("--out", help="folder for the matrix (matrix.json), each version's lockfile and runs (default runs/matrix)")
-    matrix.set_defaults(handler=_matrix)
+    matrix.set_defaults(handler=reported(_matrix))
 
     listing = commands.add_parser("list", help="the catalog: id, title, main-line stage, class, last run")
     listing.add_argument("--format", choices=("text", "json"), default="text")
-    listing.set_defaults(handler=_list)
+    listing.set_defaults(handler=reported(_list))
 
     book = commands.add_parser("book", help="render or check the handbook from run records",
                                description="build: render book/ from book/records/; check: exit 1 if a committed page differs "
@@ -41,12 +43,12 @@ def add_commands(commands) -> None:
     book.add_argument("--from", dest="runs", default="runs", metavar="DIR",
                       help="drift/update: the folder `pita run` wrote, one folder per experiment (default runs/)")
     book.add_argument("--out", metavar="DIR", help="site: the folder to write the site into (default build/site in the checkout)")
-    book.set_defaults(handler=_book)
+    book.set_defaults(handler=reported(_book))
 
 
 def _run(args) -> int:
     from pita_lab import catalog
-    from pita_lab.run import run_experiments
+    from pita_lab.commands import run_experiments
 
     if args.all == bool(args.experiments):
         raise UsageError("pita run: name experiment ids or pass --all (not both)")
@@ -55,7 +57,7 @@ def _run(args) -> int:
 
 
 def _matrix(args) -> int:
-    from pita_lab.matrix import run_matrix
+    from pita_lab.commands import run_matrix
 
     return run_matrix(args.experiments, args.versions, args.out)
 

@@ -9,7 +9,11 @@ kernel string. So a fresh record is not required to equal the committed one byte
 - float figures may move within the tolerance the experiment declares (`PlatformTolerance`),
   ULP counts (a distance between two values that may each move) by twice its ULPs, and the
   positions of the worst elements, the values found there and the counts of rounding-level
-  mismatches freely (the verdicts above still pin down the outcome);
+  mismatches freely (the verdicts above still pin down the outcome). Which fields of compare's
+  and trace's results are which, the result types declare (`PLATFORM` on `TensorResult` and
+  `TraceResult`);
+- what `pita compare` or `pita trace` printed is held to be exactly what pita prints for the
+  result recorded beside it, so their results are compared, never the wording of their reports;
 - the machine itself (`platform`) is shown, never compared;
 - a ULP histogram (`ulp_histogram`) is shown, not compared bin by bin: rounding-level distances
   move between bins from one machine to the next; only how many elements it counts and how many
@@ -22,28 +26,18 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
+from pita import report as compare_report
+from pita import trace
+from pita.compare import ComparisonResult, TensorResult
+from pita.trace import TraceResult
+from pita_lab import catalog
+from pita_lab.experiment import PlatformTolerance
 from pita_lab.record import RunRecord
+from pita_lab.store import RecordStore
 
-FLOAT32_EPSILON = 2.0**-23
-
-
-@dataclass(frozen=True)
-class PlatformTolerance:
-    """How far a float figure of an experiment may move between machines: `ulps` float32 ULPs
-    of the figure itself or of `scale` (the size of the experiment's values), whichever is
-    larger. A printed figure may also move by one unit of its last printed digit, since a move
-    far below that can still flip the digit."""
-
-    ulps: int = 64
-    scale: float = 1.0
-
-    def allowed(self, committed: float, fresh: float) -> float:
-        return self.ulps * FLOAT32_EPSILON * max(abs(committed), abs(fresh), self.scale)
-
-    def describe(self) -> str:
-        return f"{self.ulps} float32 ULPs of the figure or of {self.scale:g}"
+DEFAULT_TOLERANCE = PlatformTolerance()
 
 
 @dataclass(frozen=True)
@@ -71,22 +65,23 @@ class DriftReport:
         return f"{verdict} ({len(self.moved)} figure(s) moved; tolerance {self.tolerance.describe()})"
 
 
-# Integers that measure rounding rather than behaviour, as compare prints or records them.
-ULP_KEYS = {"max_ulp"}
-FREE_KEYS = {"max_ulp_index", "worst_index", "index", "mismatched", "support", "worst_reference", "worst_candidate", "reference", "candidate"}
-UNORDERED_LISTS = {"examples"}  # may grow or shrink with the number of rounding-level mismatches
+# What the result types declare machine-dependent: ULP counts, free figures (positions, the
+# values there, counts of rounding-level mismatches), lists that grow or shrink with those, histograms.
+_DECLARED = TensorResult.PLATFORM | TraceResult.PLATFORM
+ULP_KEYS, FREE_KEYS, UNORDERED_LISTS, HISTOGRAMS = _DECLARED.ulp_counts, _DECLARED.free, _DECLARED.unordered, _DECLARED.histograms
 NOT_COMPARED = {"platform"}
-HISTOGRAMS = {"ulp_histogram"}  # shown, not compared bin by bin; see the module docstring
 EXACT = {"facts"}  # a claim's structured facts (each side's defaults) do not depend on the platform
+# A printed report that is what pita prints for its result: the results are compared instead.
+RENDERED = "(what pita prints for the result beside it)"
 NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w.])")
-# Spans of printed text whose integers are ULP counts, or positions and counts of mismatches.
-ULP_SPANS = re.compile(r"max_ulp=\d+|\b\d+ (?:ULPs?|ulps?)\b|--ulp \d+")
-FREE_SPANS = re.compile(r"\bat \[[\d, ]*\](?:: reference [^,;\s]+, candidate [^,;\s]+)?|MISMATCH \d+/\d+ \([\d.]+%\)|first mismatches: [^\n]*")
+# In other text (claims, a result's own phrases): integers that are ULP counts, and positions.
+ULP_SPANS = re.compile(r"\b\d+ (?:ULPs?|ulps?)\b|--ulp \d+")
+FREE_SPANS = re.compile(r"\bat \[[\d, ]*\]")
 
 
-def compare_records(committed: RunRecord, fresh: RunRecord, tolerance: PlatformTolerance = PlatformTolerance()) -> DriftReport:
+def compare_records(committed: RunRecord, fresh: RunRecord, tolerance: PlatformTolerance = DEFAULT_TOLERANCE) -> DriftReport:
     report = DriftReport(committed.experiment, tolerance)
-    old, new = asdict(committed), asdict(fresh)
+    old, new = _comparable(committed), _comparable(fresh)
     for key in sorted(set(old["platform"]) | set(new["platform"])):
         a, b = str(old["platform"].get(key, "")), str(new["platform"].get(key, ""))
         if a != b:
@@ -95,7 +90,39 @@ def compare_records(committed: RunRecord, fresh: RunRecord, tolerance: PlatformT
     return report
 
 
-def _walk(report: DriftReport, old, new, where: str, key: str) -> None:
+def drift_from_committed(store: RecordStore, record: RunRecord) -> DriftReport | None:
+    """`record` set against the committed record of its experiment, or None when there is none."""
+    committed = store.committed(record.experiment)
+    if committed is None:
+        return None
+    return compare_records(committed, record, catalog.get(record.experiment).platform_tolerance)
+
+
+def compare_values(report: DriftReport, committed, fresh, where: str) -> None:
+    """Adds to `report` how `fresh` differs from `committed` (any JSON-like values: a record's
+    parts, a matrix's cells), by the rules of the module docstring; `where` names them."""
+    _walk(report, committed, fresh, where, key="")
+
+
+def _comparable(record: RunRecord) -> dict:
+    """The record as saved, each printed report that is what pita prints for its result replaced
+    by `RENDERED`: what it says is then the result's, walked field by field."""
+    data = record.to_dict()
+    for key, runs in (("comparisons", record.comparisons), ("traces", record.traces)):
+        for run, saved in zip(runs, data[key]):
+            if run.result is not None and run.stdout == _printed(run.result):
+                saved["stdout"] = RENDERED
+    return data
+
+
+def _printed(result: ComparisonResult | TraceResult) -> str:
+    """What `pita compare` or `pita trace` prints for `result` (looked up at call time, so a
+    reworded report is what a run prints and what its record is held to)."""
+    return trace.render_trace_text(result) if isinstance(result, TraceResult) else compare_report.render_text(result)
+
+
+def _walk(report: DriftReport, old, new, where: str, key: str, free: bool = False) -> None:
+    """`free`: inside a list of UNORDERED_LISTS, whose every figure is free."""
     if isinstance(old, dict) and isinstance(new, dict):
         for name in sorted(set(old) | set(new)):
             if name in NOT_COMPARED:
@@ -110,18 +137,18 @@ def _walk(report: DriftReport, old, new, where: str, key: str) -> None:
             if name in HISTOGRAMS and isinstance(old[name], dict) and isinstance(new[name], dict):
                 _histogram(report, old[name], new[name], f"{where}.{name}")
             else:
-                _walk(report, old[name], new[name], f"{where}.{name}", name)
+                _walk(report, old[name], new[name], f"{where}.{name}", name, free or name in UNORDERED_LISTS)
     elif isinstance(old, list) and isinstance(new, list):
         if len(old) != len(new):
             if key not in UNORDERED_LISTS:
                 report.changed.append(Difference(where, f"{len(old)} entries", f"{len(new)} entries", "another number of entries"))
             return
         for position, (a, b) in enumerate(zip(old, new)):
-            _walk(report, a, b, f"{where}[{_label(a, position)}]", key)
+            _walk(report, a, b, f"{where}[{_label(a, position)}]", key, free)
     elif isinstance(old, str) and isinstance(new, str):
         _text(report, old, new, where)
     elif _is_number(old) and _is_number(new):
-        _number(report, old, new, where, _kind_of_key(key, old, new))
+        _number(report, old, new, where, "free" if free else _kind_of_key(key, old, new))
     elif old != new:
         report.changed.append(Difference(where, _show(old), _show(new), "differs"))
 

@@ -12,33 +12,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pita_lab.claims import (  # noqa: F401  (catalog modules import claims from here)
-    Accepts,
-    BlockDefines,
-    Claim,
-    CompileFails,
-    CountsMultiply,
-    DefaultsDiffer,
-    Diagnosed,
-    DiffersOnlyAtKinks,
-    KeptInitial,
-    Loaded,
-    Matches,
-    Mismatches,
-    OnlyTensorsDiffer,
-    PairClaim,
-    Panics,
-    Raises,
-    Relates,
-    SameHparam,
-    ScaledByMetadata,
-    SideClaim,
-    SmallerInSize,
-    TensorsCompare,
-    Traced,
-    Warns,
-)
-from pita_lab.drift import PlatformTolerance
+from pita_lab import claims
+from pita_lab.claims import Claim, Mismatches
+from pita_lab.kinds import Kind, Stage
 from pita_lab.record import RunRecord
 from pita_lab.symptoms import BY_KEY as SYMPTOM_KEYS
 from pita_lab.symptoms import unknown as unknown_symptoms
@@ -63,32 +39,35 @@ class SourceRef:
     pattern: str
 
 
-# The training main line, in order; every experiment sits at one of these stages.
-MAINLINE = (
-    "tensors and shapes",
-    "init and weight layout",
-    "forward",
-    "loss",
-    "loss → backward",
-    "backward",
-    "clipping and accumulation",
-    "optimizer",
-    "schedule",
-    "train/eval",
-    "save/load PyTorch weights",
-)
-# How a divergence shows in a port; "same" marks a candidate whose paired run showed none;
-# "tutorial" a worked port under examples/, traced phase by phase rather than one pitfall;
-# "guide" a front or reference page under guides/ whose examples run like an experiment's.
-KINDS = ("silent", "panic", "compile", "same", "tutorial", "guide")
+# The stages and kinds by name, as the declarations' checks list them.
+MAINLINE = tuple(stage.value for stage in Stage)
+KINDS = tuple(kind.value for kind in Kind)
+FLOAT32_EPSILON = 2.0**-23
+
+
+@dataclass(frozen=True)
+class PlatformTolerance:
+    """How far a float figure of an experiment may move between machines: `ulps` float32 ULPs
+    of the figure itself or of `scale` (the size of the experiment's values), whichever is
+    larger. A printed figure may also move by one unit of its last printed digit, since a move
+    far below that can still flip the digit."""
+
+    ulps: int = 64
+    scale: float = 1.0
+
+    def allowed(self, committed: float, fresh: float) -> float:
+        return self.ulps * FLOAT32_EPSILON * max(abs(committed), abs(fresh), self.scale)
+
+    def describe(self) -> str:
+        return f"{self.ulps} float32 ULPs of the figure or of {self.scale:g}"
 
 
 @dataclass(frozen=True)
 class Experiment:
     id: str
     title: str
-    mainline: str  # one of MAINLINE
-    kind: str  # one of KINDS
+    mainline: str  # a `Stage` (tutorials and guides may name none)
+    kind: Kind  # given as its string, e.g. "silent"
     torch_variants: tuple[str, ...]
     burn_variants: tuple[str, ...]
     comparisons: tuple[tuple[str, str], ...]  # (reference, candidate) dump names, run through `pita compare`
@@ -135,14 +114,33 @@ class Experiment:
         given = dict(self.arguments).get(f"{side}-{variant}", ("--variant", variant, "--out", "{out}"))
         return [arg.replace("{out}", out) for arg in given]
 
+    @property
+    def negative_control(self) -> Mismatches | None:
+        """The `Mismatches` claim named `…negative-control`, else the first (the direct port
+        against PyTorch, in every experiment of the catalog); None without one."""
+        controls = [c for c in self.claims if isinstance(c, Mismatches)]
+        named = [c for c in controls if c.id.endswith("negative-control")]
+        return (named or controls or [None])[0]
+
     def __post_init__(self):
-        if self.mainline not in MAINLINE and self.kind not in ("tutorial", "guide"):
+        at_a_stage = self.kind not in KINDS or Kind(self.kind).is_pitfall  # an unknown kind is refused below
+        if self.mainline not in MAINLINE and at_a_stage:
             raise ValueError(f"{self.id}: main-line stage {self.mainline!r} is not one of {MAINLINE}")
         if self.kind not in KINDS:
             raise ValueError(f"{self.id}: kind {self.kind!r} is not one of {KINDS}")
+        object.__setattr__(self, "kind", Kind(self.kind))  # frozen: the string a declaration gives becomes its Kind
         malformed = [r for r in self.reports if not REPORT.match(r)]
         if malformed:
             raise ValueError(f"{self.id}: a report is cited as owner/repo#number, not {', '.join(map(repr, malformed))}")
         if unknown_symptoms(self.symptoms):
             raise ValueError(f"{self.id}: unknown symptom(s) {', '.join(unknown_symptoms(self.symptoms))}; "
                              f"known: {', '.join(SYMPTOM_KEYS)} (pita_lab/symptoms.py)")
+
+
+def __getattr__(name: str) -> type[Claim]:
+    """Every claim of `pita_lab.claims` by name, so a declaration imports its claims from here
+    with `Experiment` and a new shared claim needs no list kept here (PEP 562)."""
+    found = getattr(claims, name, None)
+    if isinstance(found, type) and issubclass(found, Claim):
+        return found
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,27 +5,26 @@ from __future__ import annotations
 from pathlib import Path
 
 from pita_lab import catalog, repo_root
-from pita_lab.record import RunRecord
+from pita_lab.store import RecordStore
 
 
 def catalog_rows(root: Path | None = None) -> list[dict]:
-    root = root or repo_root()
+    store = RecordStore(root or repo_root())
     rows = []
     guides = [catalog.get(i) for i in catalog.guide_ids()]  # the book's front pages, listed first
     for experiment in guides + list(catalog.all_experiments().values()):
-        record_path = root / "book" / "records" / f"{experiment.id}.json"
         row = {
             "id": experiment.id,
             "title": experiment.title,
             "mainline": experiment.mainline,
-            "class": experiment.kind,
+            "class": experiment.kind.value,
             "status": "not run",
             "claims": len(experiment.claims),
             "claims_held": None,
             "magnitude": None,
         }
-        if record_path.exists():
-            record = RunRecord.load(record_path)
+        record = store.committed(experiment.id)
+        if record is not None:
             row["claims_held"] = sum(c.ok for c in record.claims)
             row["status"] = "verified" if record.ok else "failing"
             row["magnitude"] = experiment.magnitude(record) if experiment.magnitude and record.ok else None

@@ -15,7 +15,8 @@ a cell (`classify`):
 The pin's column comes from the committed records (book/records/<id>.json). The matrix is
 written, with every run's record, under `--out` only (default runs/matrix); `pita book update
 matrix --from runs/matrix` is the one step that commits it (book/records/matrix.json) with the
-lockfiles it was built with (lab/matrix/<version>/Cargo.lock)."""
+lockfiles it was built with (lab/matrix/<version>/Cargo.lock). What the book shows of it, and
+how a fresh matrix is set against the committed one, are `pita_lab.matrix_views`."""
 
 from __future__ import annotations
 
@@ -34,28 +35,24 @@ from pathlib import Path
 
 from pita.dump import write_atomically
 from pita.errors import UsageError
-from pita_lab import catalog, repo_root
-from pita_lab.experiment import Experiment, Mismatches
+from pita_lab import catalog
+from pita_lab.claims import CompileFails, Panics, last_line, panic_message
+from pita_lab.errors import BrokenExperiment
+from pita_lab.experiment import Experiment
+from pita_lab.kinds import PITFALL_KINDS, Kind
 from pita_lab.matrix_workspace import BurnVersion, Mirror, cargo_env, committed_lock, generate, load_versions, root_manifest
 from pita_lab.record import RunRecord, scrub_machine_paths
+from pita_lab.run import Workspace, claims_table, collect, platform_facts
+from pita_lab.run import build as build_pinned
+from pita_lab.store import MATRIX_FORMAT, RecordStore
 
-MATRIX_FORMAT = "pita-matrix/1"
-# The kinds a matrix row is made of: the pitfalls and the candidates that turned out the same.
-PITFALL_KINDS = ("silent", "panic", "compile", "same")
 STATUSES = ("present", "fixed", "changed", "n/a", "same")
 # Claims whose failure means the pitfall itself has changed, by kind, besides the negative control.
-DEFINING_CLAIMS = {"panic": "Panics", "compile": "CompileFails"}
-# Keys of the matrix record shown but never compared (`pita book drift`-style): the machine, what
-# the run cost, and where each version's lockfile came from.
-NOT_COMPARED = ("platform", "cost", "provenance")
+DEFINING_CLAIMS = {Kind.PANIC: Panics, Kind.COMPILE: CompileFails}
 
 
 def progress(message: str) -> None:
     print(f"pita matrix: {message}", file=sys.stderr, flush=True)
-
-
-def record_path(root: Path) -> Path:
-    return root / "book" / "records" / "matrix.json"
 
 
 # -- statuses ---------------------------------------------------------------------------------
@@ -77,29 +74,21 @@ class Cell:
         return asdict(self)
 
 
-def control_claim(experiment: Experiment) -> Mismatches | None:
-    """The negative control: the `Mismatches` claim named `…negative-control`, else the first
-    (the direct port against PyTorch, in every experiment of the catalog)."""
-    from pita_lab.book.figures import control_claim as chapter_control
-
-    return chapter_control(experiment)
-
-
 def classify(experiment: Experiment, record: RunRecord) -> Cell:
     """The status of one run of `experiment` (see the module docstring)."""
     results = {claim.id: claim for claim in record.claims}
     failed = [{"id": c.id, "expected": c.expected, "observed": c.observed} for c in record.claims if not c.ok]
     cell = Cell(status="changed", claims=f"{len(record.claims) - len(failed)}/{len(record.claims)}", failed=failed)
     cell.sources_not_found = list(dict.fromkeys(f"{s.crate} {s.file} {s.function}" for s in record.sources if s.line == 0))
-    if experiment.kind == "same":
+    if experiment.kind == Kind.SAME:
         cell.status = "same" if not failed else "changed"
         return cell
-    control = control_claim(experiment)
+    control = experiment.negative_control
     if control is None:
         cell.status = "present" if not failed else "changed"
         return cell
     comparison = next((c for c in record.comparisons if (c.reference, c.candidate) == (control.reference, control.candidate)), None)
-    if comparison is not None and comparison.exit_code == 0 and comparison.result.get("ok"):
+    if comparison is not None and comparison.exit_code == 0 and comparison.result.ok:
         cell.status = "fixed"
     elif control.id in results and results[control.id].ok and not _defining_failed(experiment, failed):
         cell.status = "present"
@@ -112,7 +101,7 @@ def _defining_failed(experiment: Experiment, failed: list[dict]) -> bool:
     kind = DEFINING_CLAIMS.get(experiment.kind)
     if kind is None:
         return False
-    defining = {c.id for c in experiment.claims if type(c).__name__ == kind}
+    defining = {c.id for c in experiment.claims if isinstance(c, kind)}
     return any(f["id"] in defining for f in failed)
 
 
@@ -295,43 +284,37 @@ def choose_versions(root: Path, names: list[str] | None) -> list[BurnVersion]:
     return [v for v in known if v.burn in names]
 
 
-def run_matrix(ids: list[str], version_names: list[str] | None = None, out: str | None = None) -> int:
-    """Runs the matrix and writes it (and every run's record) under `out` (default runs/matrix)."""
-    root = repo_root()
+def run_matrix(store: RecordStore, ids: list[str], version_names: list[str] | None = None, out: str | None = None) -> dict:
+    """Runs the matrix and writes it (and every run's record) under `out` (default runs/matrix);
+    returns it."""
+    root = store.root
     versions = choose_versions(root, version_names)
     experiments = pitfalls(ids)
-    out_dir = Path(out) if out else root / "runs" / "matrix"
+    out_dir = Path(out) if out else store.matrix_runs_dir
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"pita matrix: --out {out_dir} is not a folder")
     started = time.monotonic()
-    from pita_lab.run import platform_facts
-
     matrix = {"format": MATRIX_FORMAT, "platform": platform_facts(), "versions": {}, "cells": {e.id: {} for e in experiments},
               "provenance": {}, "cost": {}}
     for number, version in enumerate(versions, start=1):
         progress(f"[{number}/{len(versions)}] burn {version.burn}" + (" (the pin)" if version.pinned else ""))
-        run_version(root, version, experiments, out_dir / version.burn, matrix)
+        run_version(store, version, experiments, out_dir / version.burn, matrix)
     matrix["cost"]["total_seconds"] = round(time.monotonic() - started, 1)
-    path = out_dir / "matrix.json"
-    save(matrix, path)
+    path = RecordStore.fresh_matrix_path(out_dir)
+    RecordStore.save_matrix(matrix, path)
     print(render_table(matrix))
     progress(f"matrix saved to {path} (commit it with `pita book update matrix --from {out_dir}`)")
-    committed = record_path(root)
-    if committed.exists():
-        from pita_lab.drift import render
-
-        report = compare_matrices(load(committed), matrix)
-        sys.stderr.write(render(report))
-    return 0
+    return matrix
 
 
-def run_version(root: Path, version: BurnVersion, experiments: list[Experiment], out: Path, matrix: dict) -> None:
+def run_version(store: RecordStore, version: BurnVersion, experiments: list[Experiment], out: Path, matrix: dict) -> None:
     """Fills the version's column of `matrix`: from the committed records for the pin, from runs
     in its mirror for any other version."""
+    root = store.root
     matrix["versions"][version.burn] = {"pinned": version.pinned, "backend": version.backend,
                                         "features": _features(root, version), "why": version.why, "plumbing": "", "backends": []}
     if version.pinned:
-        run_pinned(root, version, experiments, out, matrix)
+        run_pinned(store, version, experiments, out, matrix)
         return
     mirror = generate(root, version, _all_folders(root))
     progress(f"burn {version.burn}: mirror workspace {mirror.root.relative_to(root)}; building {len(experiments)} program(s)")
@@ -343,8 +326,6 @@ def run_version(root: Path, version: BurnVersion, experiments: list[Experiment],
     matrix["versions"][version.burn]["plumbing"] = result.lock_error or result.plumbing
     cost = {"build_seconds": round(result.seconds, 1)}
     run_started = time.monotonic()
-    from pita_lab.run import Workspace
-
     workspace = Workspace(mirror.root, mirror.target, locked=True, mirror=True)
     for number, experiment in enumerate(experiments, start=1):
         error = result.lock_error or result.errors.get(experiment.folder)
@@ -352,7 +333,7 @@ def run_version(root: Path, version: BurnVersion, experiments: list[Experiment],
             cell = not_built(error)
         else:
             progress(f"burn {version.burn} [{number}/{len(experiments)}] {experiment.id} {experiment.title}")
-            cell = run_cell(root, experiment, out / experiment.id, workspace, matrix["versions"][version.burn])
+            cell = run_cell(store, experiment, out / experiment.id, workspace, matrix["versions"][version.burn])
             progress(f"{experiment.id} on burn {version.burn}: {cell.status}")
         matrix["cells"][experiment.id][version.burn] = cell.to_dict()
     cost["run_seconds"] = round(time.monotonic() - run_started, 1)
@@ -361,25 +342,24 @@ def run_version(root: Path, version: BurnVersion, experiments: list[Experiment],
     matrix["cost"][version.burn] = cost
 
 
-def run_cell(root: Path, experiment: Experiment, out: Path, workspace, facts: dict) -> Cell:
+def run_cell(store: RecordStore, experiment: Experiment, out: Path, workspace: Workspace, facts: dict) -> Cell:
     """Runs one experiment with its burn side from the mirror (`pita run`'s `collect`), saves the
     record in `out` and classifies it. A run that cannot finish is `changed`, with the reason."""
-    from pita_lab.run import claims_table, collect
-
+    root = store.root
     try:
         out.mkdir(parents=True, exist_ok=True)
         record = collect(experiment, root, out.resolve(), workspace)
     except Exception as error:  # the cell says so, and the rest go on
-        if not isinstance(error, UsageError):  # a bug in pita or in the experiment: show where
+        if not isinstance(error, (UsageError, BrokenExperiment)):  # a bug in pita or in the experiment: show where
             traceback.print_exc()
         reason = str(error).replace(str(root) + os.sep, "") or type(error).__name__
         progress(f"{experiment.id} could not run: {reason}")
         return broken(reason)
-    record.save(out / "record.json")
+    record.save(RecordStore.fresh_path(out))
     print(claims_table(record), flush=True)
     note_backends(facts, record)
     cell = classify(experiment, record)
-    cell.programs = exits_unlike_the_pin(root, record)
+    cell.programs = exits_unlike_the_pin(store, record)
     return cell
 
 
@@ -402,22 +382,18 @@ def _provenance(root: Path, mirror: Mirror, out: Path) -> dict:
     return {"lockfile": str(committed.relative_to(root)), "state": state, "sha256": hashlib.sha256(resolved).hexdigest() if resolved else ""}
 
 
-def run_pinned(root: Path, version: BurnVersion, experiments: list[Experiment], out: Path, matrix: dict) -> None:
+def run_pinned(store: RecordStore, version: BurnVersion, experiments: list[Experiment], out: Path, matrix: dict) -> None:
     """The pin's column: each experiment's committed record (book/records/<id>.json); one that
     has none is run in the checkout's own workspace, into `out`."""
-    from pita_lab.run import build as build_pinned
-    from pita_lab.run import collect
-
-    missing = [e for e in experiments if not (root / "book" / "records" / f"{e.id}.json").exists()]
+    root = store.root
+    missing = [e for e in experiments if not store.has_committed(e.id)]
     unbuilt = build_pinned(root, sorted({e.burn_package for e in missing})) if missing else set()
     for experiment in experiments:
-        committed = root / "book" / "records" / f"{experiment.id}.json"
-        if committed.exists():
-            record = RunRecord.load(committed)
-        elif experiment.burn_package in unbuilt:
+        record = store.committed(experiment.id)
+        if record is None and experiment.burn_package in unbuilt:
             matrix["cells"][experiment.id][version.burn] = not_built("does not build in the checkout (see cargo's errors above)").to_dict()
             continue
-        else:
+        if record is None:
             progress(f"burn {version.burn}: {experiment.id} has no committed record; running it")
             (out / experiment.id).mkdir(parents=True, exist_ok=True)
             try:
@@ -425,21 +401,19 @@ def run_pinned(root: Path, version: BurnVersion, experiments: list[Experiment], 
             except Exception as error:
                 matrix["cells"][experiment.id][version.burn] = broken(str(error).replace(str(root) + os.sep, "")).to_dict()
                 continue
-            record.save(out / experiment.id / "record.json")
+            record.save(RecordStore.fresh_path(out / experiment.id))
         note_backends(matrix["versions"][version.burn], record)
         matrix["cells"][experiment.id][version.burn] = classify(experiment, record).to_dict()
-    matrix["provenance"][version.burn] = {"lockfile": "Cargo.lock", "state": "the pin", "records": "book/records"}
+    matrix["provenance"][version.burn] = {"lockfile": "Cargo.lock", "state": "the pin", "records": store.shown(store.committed_dir)}
 
 
-def exits_unlike_the_pin(root: Path, record: RunRecord) -> list[dict]:
+def exits_unlike_the_pin(store: RecordStore, record: RunRecord) -> list[dict]:
     """The programs of `record` that exited otherwise than in the committed record of the pin,
     each with what it said (a panic's first line, else its last line on stderr)."""
-    from pita_lab.claims import last_line, panic_message
-
-    committed = root / "book" / "records" / f"{record.experiment}.json"
-    if not committed.exists():
+    committed = store.committed(record.experiment)
+    if committed is None:
         return []
-    pinned = {run.name: run.exit_code for run in RunRecord.load(committed).programs}
+    pinned = {run.name: run.exit_code for run in committed.programs}
     found = []
     for run in record.programs:
         if run.name in pinned and run.exit_code != pinned[run.name]:
@@ -472,45 +446,6 @@ def disk_usage(path: Path) -> int:
 
 # -- the record -------------------------------------------------------------------------------
 
-def save(matrix: dict, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(path, (json.dumps(matrix, indent=2, ensure_ascii=False) + "\n").encode())
-
-
-def load(path: Path) -> dict:
-    try:
-        matrix = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        raise UsageError(f"{path}: not a matrix record ({error})") from None
-    if not isinstance(matrix, dict) or matrix.get("format") != MATRIX_FORMAT:
-        raise UsageError(f"{path}: not a matrix record (format {MATRIX_FORMAT} expected)")
-    return matrix
-
-
-def compare_matrices(committed: dict, fresh: dict):
-    """The fresh matrix against the committed one, over the cells the fresh one ran: statuses,
-    notes and claim outcomes exactly, float figures in what a claim observed within the default
-    platform tolerance (`pita_lab.drift`). The machine, the cost and the lockfiles' provenance
-    are not compared."""
-    from pita_lab.drift import DriftReport, PlatformTolerance, _walk
-
-    report = DriftReport("matrix", PlatformTolerance())
-    for experiment_id, cells in fresh["cells"].items():
-        for version, cell in cells.items():
-            old = committed.get("cells", {}).get(experiment_id, {}).get(version)
-            where = f"matrix.{experiment_id}@{version}"
-            if old is None:
-                from pita_lab.drift import Difference
-
-                report.changed.append(Difference(where, "absent", cell["status"], "not in the committed matrix"))
-                continue
-            _walk(report, old, cell, where, key="")
-    for version, facts in fresh["versions"].items():
-        if version in committed.get("versions", {}):
-            _walk(report, committed["versions"][version], facts, f"matrix.versions.{version}", key="")
-    return report
-
-
 def render_table(matrix: dict) -> str:
     """The matrix as text: one row per experiment, one column per version."""
     versions = list(matrix["versions"])
@@ -523,16 +458,16 @@ def render_table(matrix: dict) -> str:
     return "\n".join(lines)
 
 
-def commit(runs: Path) -> list[str]:
+def commit(store: RecordStore, runs: Path) -> list[str]:
     """`pita book update matrix --from RUNS`: the cells of the matrix in RUNS (matrix.json) replace
     those of the committed one (`merged`), and each version's resolved lockfile becomes the
     committed lockfile. Returns what it wrote."""
-    root = repo_root()
-    source = runs / "matrix.json"
+    root = store.root
+    source = RecordStore.fresh_matrix_path(runs)
     if not source.exists():
-        raise UsageError(f"{runs}: no matrix.json (run `pita matrix --out {runs}` first)")
-    fresh = load(source)
-    matrix = merged(book_matrix(root), fresh, [v.burn for v in load_versions(root)], catalog.ids())
+        raise UsageError(f"{runs}: no {source.name} (run `pita matrix --out {runs}` first)")
+    fresh = RecordStore.load_matrix(source)
+    matrix = merged(store.committed_matrix(), fresh, [v.burn for v in load_versions(root)], catalog.ids())
     written = []
     for version, facts in fresh["versions"].items():
         lock = runs / version / "Cargo.lock"
@@ -541,8 +476,7 @@ def commit(runs: Path) -> list[str]:
             target.parent.mkdir(parents=True, exist_ok=True)
             write_atomically(target, lock.read_bytes())
             written.append(str(target.relative_to(root)))
-    save(matrix, record_path(root))
-    written.append(str(record_path(root).relative_to(root)))
+    written.append(store.shown(store.commit_matrix(matrix)))
     return written
 
 
@@ -562,60 +496,3 @@ def merged(committed: dict | None, fresh: dict, versions: list[str], ids: list[s
         if row:
             cells[experiment_id] = {v: row[v] for v in known if v in row}
     return {**fresh, "versions": facts, "provenance": provenance, "cells": cells}
-
-
-# -- what the book shows ----------------------------------------------------------------------
-
-STATUS_ZH = {"present": "仍在", "fixed": "已修复", "changed": "行为变了", "n/a": "不适用", "same": "一致"}
-_ERROR_CODE = re.compile(r"error(\[E\d+\])?: ")
-
-
-def book_matrix(root: Path) -> dict | None:
-    """The committed matrix as the catalog page and the chapters show it, or None without one."""
-    path = record_path(root)
-    return load(path) if path.exists() else None
-
-
-def chapter_statuses(matrix: dict | None, experiment_id: str) -> list[dict]:
-    """An experiment's cells in version order: version, status, its Chinese word, pinned."""
-    if not matrix or experiment_id not in matrix["cells"]:
-        return []
-    cells = matrix["cells"][experiment_id]
-    return [{"version": v, "pinned": facts["pinned"], "status": cells[v]["status"], "word": STATUS_ZH[cells[v]["status"]]}
-            for v, facts in matrix["versions"].items() if v in cells]
-
-
-def catalog_view(matrix: dict | None) -> dict | None:
-    """What the catalog page shows of the matrix: each version with its count of each status and
-    the error its shared crates gave (if any), each experiment's cells in version order (None
-    where it did not run), and the cells that need a word of explanation."""
-    if not matrix:
-        return None
-    names = list(matrix["versions"])
-    versions = []
-    for name, facts in matrix["versions"].items():
-        statuses = [cells[name]["status"] for cells in matrix["cells"].values() if name in cells]
-        versions.append({"burn": name, "pinned": facts["pinned"], "backend": facts["backend"], "plumbing": facts.get("plumbing", ""),
-                         "counts": {status: statuses.count(status) for status in STATUS_ZH}})
-    rows = {i: [cells.get(name) for name in names] for i, cells in matrix["cells"].items()}
-    notes = []
-    for experiment_id, cells in matrix["cells"].items():
-        for name in names:
-            cell = cells.get(name)
-            if not cell:
-                continue
-            own_note = bool(cell["note"]) and cell["note"] != matrix["versions"][name].get("plumbing")
-            if cell["failed"] or own_note or cell["programs"] or cell["sources_not_found"]:
-                notes.append({"id": experiment_id, "version": name, "cell": cell, "note": inline_code(cell["note"]) if own_note else "",
-                              "sources": [inline_code(s) for s in cell["sources_not_found"]]})
-    for version in versions:
-        version["plumbing"] = inline_code(version["plumbing"]) if version["plumbing"] else ""
-    return {"versions": versions, "rows": rows, "notes": notes, "empty_row": [None] * len(names)}
-
-
-def inline_code(text: str) -> str:
-    """`text` as Markdown inline code, fenced by one backtick more than the longest run inside it
-    (compiler errors quote `types` in backticks)."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    return f"{fence} {text} {fence}" if longest else f"`{text}`"

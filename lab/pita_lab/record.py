@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
+from pita.compare import ComparisonResult, TensorResult
 from pita.dump import write_atomically
+from pita.report import verdict_line
+from pita.trace import TraceResult
 
 RECORD_FORMAT = "pita-run/1"
 # Paths that differ between machines: the cargo registry (CARGO_HOME) and the toolchain's sources.
@@ -49,16 +52,64 @@ class ProgramRun:
         return f"{self.side}-{self.variant}"
 
 
+def last_line(text: str) -> str:
+    """The last line of printed text that is not blank, stripped."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[-1].strip() if lines else ""
+
+
+def _fields_of(run) -> dict:
+    return {item.name: getattr(run, item.name) for item in fields(run)}
+
+
 @dataclass
 class ComparisonRun:
-    """`pita compare REFERENCE CANDIDATE` run as a user runs it, plus the structured result."""
+    """`pita compare REFERENCE CANDIDATE` run as a user runs it, plus its result (None where
+    compare could not run: on another burn version, a program that left no dump)."""
 
     reference: str
     candidate: str
     command: list[str]
     exit_code: int
     stdout: str
-    result: dict
+    result: ComparisonResult | None
+
+    @property
+    def tensors(self) -> list[TensorResult]:
+        """The compared tensors; none where compare could not run."""
+        return self.result.tensors if self.result is not None else []
+
+    @property
+    def verdict(self) -> str:
+        """compare's verdict line; where compare could not run, the error it printed."""
+        return verdict_line(self.result) if self.result is not None else last_line(self.stdout)
+
+    def to_dict(self) -> dict:
+        return {**_fields_of(self), "result": self.result.to_dict() if self.result is not None else None}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ComparisonRun:
+        result = data["result"]
+        return cls(**{**data, "result": ComparisonResult.from_dict(result) if result is not None else None})
+
+
+@dataclass
+class TraceRun:
+    """`pita trace REFERENCE CANDIDATE` run as a user runs it, plus its result."""
+
+    reference: str
+    candidate: str
+    command: list[str]
+    exit_code: int
+    stdout: str
+    result: TraceResult
+
+    def to_dict(self) -> dict:
+        return {**_fields_of(self), "result": self.result.to_dict()}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> TraceRun:
+        return cls(**{**data, "result": TraceResult.from_dict(data["result"])})
 
 
 @dataclass
@@ -106,7 +157,7 @@ class RunRecord:
     sources: list[SourceLocation]
     claims: list[ClaimResult]
     # `pita trace` runs (a tutorial's): the command as a user runs it, its report, its JSON result.
-    traces: list[ComparisonRun] = field(default_factory=list)
+    traces: list[TraceRun] = field(default_factory=list)
     format: str = RECORD_FORMAT
 
     @property
@@ -119,15 +170,20 @@ class RunRecord:
     def comparison(self, reference: str, candidate: str) -> ComparisonRun:
         return next(c for c in self.comparisons if (c.reference, c.candidate) == (reference, candidate))
 
-    def trace(self, reference: str, candidate: str) -> ComparisonRun:
+    def trace(self, reference: str, candidate: str) -> TraceRun:
         return next(t for t in self.traces if (t.reference, t.candidate) == (reference, candidate))
 
-    def save(self, path: str | Path) -> None:
-        data = {"ok": self.ok, **asdict(self)}
+    def to_dict(self) -> dict:
+        """The record as JSON-ready values, as `save` writes it (`drift` walks this form)."""
+        data = asdict(replace(self, comparisons=[], traces=[]))  # the results have their own JSON form
+        data.update(comparisons=[c.to_dict() for c in self.comparisons], traces=[t.to_dict() for t in self.traces])
         for claim in data["claims"]:
             if claim["facts"] is None:
                 del claim["facts"]
-        write_atomically(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
+        return {"ok": self.ok, **data}
+
+    def save(self, path: str | Path) -> None:
+        write_atomically(path, (json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n").encode())
 
     @classmethod
     def load(cls, path: str | Path) -> RunRecord:
@@ -138,10 +194,10 @@ class RunRecord:
             platform=data["platform"],
             input_sha256=data["input_sha256"],
             programs=[ProgramRun(**p) for p in data["programs"]],
-            comparisons=[ComparisonRun(**c) for c in data["comparisons"]],
+            comparisons=[ComparisonRun.from_dict(c) for c in data["comparisons"]],
             compile_fail=[CompileFailRun(**c) for c in data["compile_fail"]],
             sources=[SourceLocation(**s) for s in data["sources"]],
             claims=[ClaimResult(**c) for c in data["claims"]],
-            traces=[ComparisonRun(**t) for t in data.get("traces", [])],
+            traces=[TraceRun.from_dict(t) for t in data.get("traces", [])],
             format=data.get("format", RECORD_FORMAT),
         )

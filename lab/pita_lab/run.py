@@ -10,47 +10,28 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from pita.compare import compare_dumps
+from pita.compare import ComparisonResult
 from pita.dump import read_dump
 from pita.errors import UsageError
-from pita_lab import catalog, compile_fail, repo_root, rust_source
-from pita_lab.drift import DriftReport
+from pita.trace import TraceResult
+from pita_lab import compile_fail, rust_source
+from pita_lab.errors import BrokenExperiment
 from pita_lab.experiment import Experiment, SourceRef
-from pita_lab.record import ComparisonRun, ProgramRun, RunRecord, SourceLocation, scrub_machine_paths
+from pita_lab.matrix_workspace import cargo_env
+from pita_lab.record import ComparisonRun, ProgramRun, RunRecord, SourceLocation, TraceRun, scrub_machine_paths
 from pita_lab.rust_source import locked_file
+from pita_lab.store import RecordStore
 
 SMALL_TENSOR = 64  # tensors up to this many elements are kept in the record for the book
 
 
 def progress(message: str) -> None:
     print(f"pita: {message}", file=sys.stderr, flush=True)
-
-
-def run_experiments(ids: list[str], out: str | None = None) -> int:
-    """Builds every needed binary once, then runs each experiment and checks its claims.
-
-    Writes only under `out`: with one experiment, `out` is its folder (default runs/<id>); with
-    several, `out` holds one folder per experiment (default runs/). An experiment that cannot run
-    (it does not build, a program's output is unusable) is reported as broken and the rest go on.
-    The committed record in book/records/ is never touched (`pita book update` does that); each
-    run is set against it and its platform drift shown."""
-    experiments = [catalog.get(i) for i in ids]
-    root = repo_root()
-    unbuilt = build(root, sorted({e.burn_package for e in experiments}))
-    outcomes = []
-    for number, experiment in enumerate(experiments, start=1):
-        if len(experiments) > 1:
-            progress(f"[{number}/{len(experiments)}] {experiment.id} {experiment.title}")
-        base = Path(out) if out else root / "runs"
-        out_dir = base if (out and len(experiments) == 1) else base / experiment.id
-        outcomes.append(_run_one(experiment, root, out_dir, unbuilt))
-    if len(outcomes) > 1:
-        print(summary_table(outcomes))
-    return 0 if all(o.ok for o in outcomes) else 1
 
 
 @dataclass(frozen=True)
@@ -77,8 +58,6 @@ class Workspace:
         directory and build settings (`matrix_workspace.cargo_env`)."""
         if not self.mirror:
             return None
-        from pita_lab.matrix_workspace import cargo_env
-
         return cargo_env(self.target)
 
     def cargo_flags(self) -> list[str]:
@@ -87,39 +66,36 @@ class Workspace:
 
 @dataclass
 class Outcome:
-    """What one experiment's run came to: its record, or why it could not run; its drift."""
+    """What one experiment's run came to: its record, or why it could not run."""
 
     experiment: str
     record: RunRecord | None = None
     broken: str = ""
-    drift: DriftReport | None = None
 
     @property
     def ok(self) -> bool:
         return self.record is not None and self.record.ok
 
 
-def _run_one(experiment: Experiment, root: Path, out_dir: Path, unbuilt: set[str]) -> Outcome:
+def run_one(experiment: Experiment, root: Path, out_dir: Path, unbuilt: set[str]) -> Outcome:
+    """Runs one experiment into `out_dir` and saves its record there; an experiment that cannot
+    run (it does not build, a program's output is unusable) comes back broken, with the reason."""
     outcome = Outcome(experiment.id)
     try:
         if experiment.burn_package in unbuilt:
-            raise UsageError(f"burn program {experiment.burn_source} does not build (see cargo's errors above)")
+            raise BrokenExperiment(f"burn program {experiment.burn_source} does not build (see cargo's errors above)")
         out_dir.mkdir(parents=True, exist_ok=True)
         outcome.record = collect(experiment, root, out_dir.resolve())
     except Exception as error:
-        if not isinstance(error, UsageError):  # a bug in pita or in the experiment: show where
+        if not isinstance(error, (UsageError, BrokenExperiment)):  # a bug in pita or in the experiment: show where
             traceback.print_exc()
         outcome.broken = str(error).replace(str(root) + os.sep, "") or type(error).__name__
         progress(f"{experiment.id} is broken: {outcome.broken}")
         return outcome
-    outcome.record.save(out_dir / "record.json")
+    saved = RecordStore.fresh_path(out_dir)
+    outcome.record.save(saved)
     print(claims_table(outcome.record), flush=True)
-    progress(f"record saved to {out_dir / 'record.json'}")
-    from pita_lab.book import drift_from_committed
-
-    outcome.drift = drift_from_committed(root, outcome.record)
-    if outcome.drift is not None:
-        progress(f"against book/records/{experiment.id}.json: {outcome.drift.summary()}")
+    progress(f"record saved to {saved}")
     return outcome
 
 
@@ -148,7 +124,7 @@ def collect(experiment: Experiment, root: Path, out: Path, workspace: Workspace 
     _remove_stale_dumps(experiment, out)
     programs = [run_torch(experiment, root, out, v) for v in experiment.torch_variants]
     programs += [run_burn(experiment, root, out, v, workspace) for v in experiment.burn_variants]
-    comparisons = [_compared(root, out, ref, cand, workspace) for ref, cand in experiment.comparisons]
+    comparisons = [_compared(out, ref, cand, workspace) for ref, cand in experiment.comparisons]
     traces = [run_trace(out, ref, cand) for ref, cand in experiment.traces]
     progress(f"building compile-fail cases: {', '.join(experiment.compile_fail) or 'none'}")
     compile_failures = [compile_fail.check(root, experiment, case, workspace) for case in experiment.compile_fail]
@@ -207,47 +183,49 @@ def _run_program(side: str, variant: str, command: list[str], root: Path, out: P
     return run
 
 
-def _run_cli(out: Path, verb: str, reference: str, candidate: str, *extra: str) -> tuple[subprocess.CompletedProcess, list[str]]:
-    """`pita <verb> REFERENCE CANDIDATE` run in the run folder as a user runs it; the command as
-    the book shows it. Exit 2 (the dumps are unusable) makes the experiment broken."""
+def _run_cli(out: Path, verb: str, reference: str, candidate: str, *extra: str) -> tuple[subprocess.CompletedProcess, list[str], dict]:
+    """`pita <verb> REFERENCE CANDIDATE` run once in the run folder as a user runs it, its result
+    also written as JSON (`--json`, to a file outside the run folder); what it printed and how it
+    exited, the command as the book shows it (without the options only the record needs), and
+    the JSON. Exit 2 (the dumps are unusable) makes the experiment broken."""
     files = [f"{reference}.safetensors", f"{candidate}.safetensors"]
-    proc = subprocess.run([sys.executable, "-m", "pita", verb, *files, *extra], cwd=out, capture_output=True, text=True)
-    if proc.returncode == 2:
-        raise UsageError(f"{verb} {reference} {candidate} could not run: {proc.stderr.strip()}")
-    return proc, ["pita", verb, *files]
+    with tempfile.TemporaryDirectory(prefix="pita-result-") as folder:
+        result_path = Path(folder) / "result.json"
+        command = [sys.executable, "-m", "pita", verb, *files, *extra, "--json", str(result_path)]
+        proc = subprocess.run(command, cwd=out, capture_output=True, text=True)
+        if proc.returncode == 2:
+            raise BrokenExperiment(f"{verb} {reference} {candidate} could not run: {proc.stderr.strip()}")
+        return proc, ["pita", verb, *files], json.loads(result_path.read_text(encoding="utf-8"))
 
 
-def run_compare(root: Path, out: Path, reference: str, candidate: str) -> ComparisonRun:
-    """Runs the CLI as a user would, for its printed lines and exit code, and keeps the result,
-    with each tensor's ULP histogram and each failing tensor's error map for the book's figures."""
+def run_compare(out: Path, reference: str, candidate: str) -> ComparisonRun:
+    """Runs the CLI once as a user would: its printed lines and exit code, and its result, with
+    each tensor's ULP histogram and each failing tensor's error map for the book's figures."""
     progress(f"comparing {reference} with {candidate}")
-    proc, display = _run_cli(out, "compare", reference, candidate)
-    reference_dump, candidate_dump = read_dump(out / display[2]), read_dump(out / display[3])
-    reference_dump.source, candidate_dump.source = display[2], display[3]  # as the CLI, run in OUT, names them
-    result = compare_dumps(reference_dump, candidate_dump, distributions=True)
-    return ComparisonRun(reference=reference, candidate=candidate, command=display, exit_code=proc.returncode, stdout=proc.stdout, result=result.to_dict())
+    proc, display, result = _run_cli(out, "compare", reference, candidate, "--histogram")
+    return ComparisonRun(reference=reference, candidate=candidate, command=display, exit_code=proc.returncode, stdout=proc.stdout,
+                         result=ComparisonResult.from_dict(result))
 
 
-def _compared(root: Path, out: Path, reference: str, candidate: str, workspace: Workspace) -> ComparisonRun:
+def _compared(out: Path, reference: str, candidate: str, workspace: Workspace) -> ComparisonRun:
     """`run_compare`; on another burn version (a mirror) a comparison that cannot run (a program
-    left no dump) is kept with exit 2 and compare's error, so the claims say what happened there
-    instead of the run stopping; on the pin it makes the experiment broken."""
+    left no dump) is kept with exit 2, compare's error and no result, so the claims say what
+    happened there instead of the run stopping; on the pin it makes the experiment broken."""
     try:
-        return run_compare(root, out, reference, candidate)
-    except UsageError as error:
+        return run_compare(out, reference, candidate)
+    except BrokenExperiment as error:
         if not workspace.mirror:
             raise
         command = ["pita", "compare", f"{reference}.safetensors", f"{candidate}.safetensors"]
-        return ComparisonRun(reference, candidate, command, exit_code=2, stdout=f"{error}\n", result={"ok": False, "tensors": []})
+        return ComparisonRun(reference, candidate, command, exit_code=2, stdout=f"{error}\n", result=None)
 
 
-def run_trace(out: Path, reference: str, candidate: str) -> ComparisonRun:
-    """`pita trace` run as a user runs it (its report and exit code), with its JSON result."""
+def run_trace(out: Path, reference: str, candidate: str) -> TraceRun:
+    """`pita trace` run once as a user runs it: its report, its exit code and its result."""
     progress(f"tracing {candidate} against {reference}")
-    proc, display = _run_cli(out, "trace", reference, candidate)
-    result, _ = _run_cli(out, "trace", reference, candidate, "--format", "json")
-    return ComparisonRun(reference=reference, candidate=candidate, command=display, exit_code=proc.returncode,
-                         stdout=proc.stdout, result=json.loads(result.stdout))
+    proc, display, result = _run_cli(out, "trace", reference, candidate)
+    return TraceRun(reference=reference, candidate=candidate, command=display, exit_code=proc.returncode, stdout=proc.stdout,
+                    result=TraceResult.from_dict(result))
 
 
 def _input_sha256(programs: list[ProgramRun]) -> str:
@@ -293,7 +271,7 @@ def locate(root: Path, ref: SourceRef, strict: bool = True) -> SourceLocation:
     if not strict:
         try:
             return locate(root, ref)
-        except (UsageError, OSError) as error:
+        except (BrokenExperiment, UsageError, OSError) as error:  # UsageError: cargo metadata failed there
             return SourceLocation(ref.crate, "", ref.file, 0, ref.function, f"not found: {error}".replace(str(root) + os.sep, ""))
     version, text = locked_file(root, ref.crate, ref.file)
     lines = text.splitlines()
@@ -304,21 +282,7 @@ def locate(root: Path, ref: SourceRef, strict: bool = True) -> SourceLocation:
             inside = True
         if inside and ref.pattern in line:
             return SourceLocation(ref.crate, version, ref.file, number, ref.function, line.strip())
-    raise UsageError(f"{ref.crate} {version} {ref.file}: {ref.pattern!r} not found in fn {fn_name}; the pinned source moved")
-
-
-def summary_table(outcomes: list[Outcome]) -> str:
-    rows = [("experiment", "claims", "", "against book/records")]
-    for o in outcomes:
-        claims = f"{sum(c.ok for c in o.record.claims)}/{len(o.record.claims)}" if o.record else "-"
-        verdict = "PASS" if o.ok else ("BROKEN" if o.broken else "FAIL")
-        drift = "no record" if o.drift is None else ("CHANGED" if not o.drift.ok else f"same ({len(o.drift.moved)} moved)")
-        rows.append((o.experiment, claims, verdict, o.broken or drift))
-    width = max(12, *(len(o.experiment) + 2 for o in outcomes))
-    lines = [f"{a:<{width}}{b:<8}{c:<8}{d}".rstrip() for a, b, c, d in rows]
-    failed = [o.experiment for o in outcomes if not o.ok]
-    lines.append(f"{len(outcomes) - len(failed)}/{len(outcomes)} experiments hold" + (f"; failing: {', '.join(failed)}" if failed else ""))
-    return "\n".join(lines)
+    raise BrokenExperiment(f"{ref.crate} {version} {ref.file}: {ref.pattern!r} not found in fn {fn_name}; the pinned source moved")
 
 
 def claims_table(record: RunRecord) -> str:

@@ -15,6 +15,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from pita.errors import UsageError
+from pita_lab import repo_root
+from pita_lab.errors import BrokenExperiment
 
 
 @lru_cache(maxsize=1)
@@ -43,15 +45,13 @@ def sources_of(root: Path) -> Iterator[None]:
 
 def sources_root() -> Path:
     """The workspace a claim reads locked sources from: the one set by `sources_of`, else the checkout."""
-    from pita_lab import repo_root
-
     return _SOURCES_ROOT.get() or repo_root()
 
 
 def locked_file(root: Path, crate: str, file: str) -> tuple[str, str]:
     """The locked version of `crate` and the text of `file` inside it."""
     if crate not in package_dirs(root):
-        raise UsageError(f"{crate} is not in the workspace's Cargo.lock")
+        raise BrokenExperiment(f"{crate} is not in the workspace's Cargo.lock")
     version, crate_dir = package_dirs(root)[crate]
     return version, (crate_dir / file).read_text()
 

@@ -24,7 +24,8 @@ from urllib.parse import unquote, urlparse
 
 from pita.errors import UsageError
 from pita_lab import catalog, repo_root
-from pita_lab.experiment import MAINLINE
+from pita_lab.kinds import Kind, Stage
+from pita_lab.store import RecordStore
 
 # Pages written beside the chapters; each shows when present. The guides' chapters (catalog
 # `guide_ids`) are front pages too.
@@ -57,20 +58,18 @@ def page_title(path: Path) -> str:
 def navigation(book: Path) -> list:
     """MkDocs `nav`: the catalog page, the front pages, one section per main-line stage with its
     chapters in catalog order, the tutorials, then the reference pages; only pages that exist."""
-    from pita_lab.book import MAINLINE_ZH
-
     present = lambda name: (book / name).is_file()
     nav: list = [{"目录": "README.md"}]
     guides = [f"{i}.md" for i in catalog.guide_ids()]
     if front := [name for name in dict.fromkeys([*FRONT_PAGES, *guides]) if present(name) and name not in REFERENCE_PAGES]:
         nav.append({"先读": [{page_title(book / name): name} for name in front]})
     chapters = [i for i in catalog.ids() if present(f"{i}.md")]
-    for stage in MAINLINE:
+    for stage in Stage:
         in_stage = [{chapter_title(i): f"{i}.md"} for i in chapters if catalog.get(i).mainline == stage]
         if in_stage:
-            nav.append({MAINLINE_ZH[stage]: in_stage})
+            nav.append({stage.zh: in_stage})
     if tutorials := [{catalog.get(i).title: f"{i}.md"} for i in catalog.tutorial_ids() if present(f"{i}.md")]:
-        nav.append({"教程": tutorials})
+        nav.append({Kind.TUTORIAL.zh: tutorials})
     if reference := [name for name in REFERENCE_PAGES if present(name)]:
         nav.append({"参考": [{page_title(book / name): name} for name in reference]})
     return nav
@@ -79,7 +78,7 @@ def navigation(book: Path) -> list:
 def site_sources(root: Path) -> list[Path]:
     """What the site is built from, as paths in the checkout: book/ without its run records,
     and every file outside book/ that those pages link to (and what that links to)."""
-    book, records = root / "book", root / "book" / "records"
+    book, records = root / "book", RecordStore(root).committed_dir
     wanted = lambda path: path.is_file() and path.is_relative_to(root) and not path.is_relative_to(records)
     found = {path for path in book.rglob("*") if wanted(path)}
     pages = [path for path in found if path.suffix == ".md"]
@@ -112,6 +111,7 @@ def _in_book(nav: list) -> list:
 def mkdocs_config(root: Path, docs_dir: Path, site_dir: Path) -> dict:
     """The MkDocs configuration, as the dict a mkdocs.yml would load into; `docs_dir` holds
     `site_sources(root)` at their paths in the checkout."""
+    # Lazy: pymdownx comes with the optional `site` extra (see `_mkdocs`).
     from pymdownx.slugs import slugify
     from pymdownx.superfences import fence_code_format
 

@@ -1,9 +1,12 @@
 """Diagnosis: why two tensors differ. Each rule is a module with a docstring in fixed sections
-(what it detects, why it happens in a port, example, remedy) and a `detect` function."""
+(what it detects, why it happens in a port, example, remedy), a `KIND` and a `detect` function.
+A new rule is its module, its test, and its place in RULES; docs/diagnosis.md is generated from
+the docstrings (`parse_rule_doc`)."""
 
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -14,7 +17,7 @@ from pita.diagnose.base import SAMPLE, Context, Diagnosis, Pair
 # conflict (an axis order) set SHAPES_MAY_DIFFER.
 RULES = (nan, scale, sign, offset, transpose, permutation, rounding)
 
-__all__ = ["Context", "Diagnosis", "RULES", "corroborate", "explain", "reference_page"]
+__all__ = ["Context", "Diagnosis", "RULES", "corroborate", "explain", "parse_rule_doc", "reference_page"]
 SECTIONS = ("What it detects", "Why it happens in a port", "Example", "Remedy")
 SAME_PARAMETER = 1e-6  # relative agreement of two findings' parameters beyond their data's rounding
 
@@ -78,24 +81,27 @@ def reference_page() -> str:
         "",
     ]
     for rule in RULES:
-        summary, sections = _parse(rule.__doc__)
-        lines += [f"## `{rule.KIND}`", "", summary, ""]
+        summary, sections = parse_rule_doc(rule.__doc__, SECTIONS)
+        lines += [f"## `{rule.KIND}`", "", summary[:1].upper() + summary[1:], ""]
         for title in SECTIONS:
             lines += [f"**{title}.** " + " ".join(sections[title]), ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _parse(doc: str) -> tuple[str, dict[str, list[str]]]:
-    head, *body = doc.strip().splitlines()
-    summary = head.split(":", 1)[1].strip()
-    summary = summary[:1].upper() + summary[1:]
-    sections, current = {title: [] for title in SECTIONS}, None
+def parse_rule_doc(doc: str | None, sections: tuple[str, ...]) -> tuple[str, dict[str, list[str]]]:
+    """A rule's doc in the fixed layout, in any language: `kind: summary` on the first line (a
+    full-width `：` too), then each title of `sections` on a line of its own, its text indented
+    below. The summary and each section's lines, stripped; `ValueError` names what is missing."""
+    head, *body = (doc or "").strip().splitlines() or [""]
+    kind_and_summary = re.match("[^:：]*[:：](.*)", head)
+    summary = kind_and_summary.group(1).strip() if kind_and_summary else ""
+    found, current = {title: [] for title in sections}, None
     for line in body:
-        if line.strip() in SECTIONS:
+        if line.strip() in found:
             current = line.strip()
         elif current and line.strip():
-            sections[current].append(line.strip())
-    missing = [title for title, text in sections.items() if not text]
+            found[current].append(line.strip())
+    missing = ([] if summary else ["its summary after 'kind:'"]) + [title for title, text in found.items() if not text]
     if missing:
-        raise ValueError(f"diagnosis rule docstring lacks {missing}: {head}")
-    return summary, sections
+        raise ValueError(f"lacks {', '.join(missing)}: {head!r}")
+    return summary, found

@@ -10,6 +10,7 @@ import numpy as np
 from pita.dtypes import dtype_name, widen
 from pita.filetensor import take
 from pita.stats import measure
+from pita.strict_json import unspelt
 
 SAMPLE = 1 << 16  # elements read from each side of a larger tensor; smaller ones are read whole
 SCREEN = 256  # elements a hypothesis must fit before the whole sample is read for it
@@ -37,6 +38,18 @@ class Diagnosis:
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, **self.params, "message": self.message, "residual": self.residual, "sample": self.sample}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Diagnosis:
+        """A finding from its JSON form: every key but the four shared ones is a parameter
+        (`tentative` and `precision`, which only rank findings, are not saved)."""
+        params = {key: value for key, value in data.items() if key not in ("kind", "message", "residual", "sample")}
+        return cls(kind=data["kind"], params=unspelt(params), message=data["message"],
+                   residual=unspelt(data["residual"]), sample=data["sample"])
+
+    def __getitem__(self, name: str):
+        """A parameter by name, as the JSON form holds it beside `kind` (a chapter's `d.factor`)."""
+        return self.params[name]
 
 
 class Pair:

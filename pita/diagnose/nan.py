@@ -25,24 +25,6 @@ from pita.diagnose.base import Diagnosis, Pair
 from pita.dtypes import is_float
 
 KIND = "nan"
-# The same doc in Chinese, for the handbook's diagnosis reference (book/diagnosis.md).
-DOC_ZH = """nan：一边是 NaN，另一边在同一位置是数。
-
-检测什么
-    只在一个张量里是 NaN、另一个张量同一位置不是 NaN 的元素：有多少个、在哪一边、第一个在哪
-    （按样本诊断的张量：样本内的位置）。
-
-移植中为什么会出现
-    一边防了溢出、另一边没防（softplus 没有阈值，大 logits 的 `exp`），整行都被遮住的注意力
-    （全是 -inf，softmax 得 NaN），对 0 或负数取 `log`，归一化里 `eps` 不同造成的 `0/0`。
-
-例子
-    参考 `[100.0]`，候选 `[nan]`（softplus 的梯度算成了 inf/inf）。
-
-怎么改
-    找到第一个产生 NaN 的运算（dump 中间结果，按顺序比较）；补上另一边有的保护（阈值、clamp、
-    eps），或者显式处理边界情况。
-"""
 
 
 def detect(pair: Pair) -> Diagnosis | None:

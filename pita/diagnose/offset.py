@@ -22,23 +22,6 @@ import numpy as np
 from pita.diagnose.base import Diagnosis, Pair, explains
 
 KIND = "offset"
-# The same doc in Chinese, for the handbook's diagnosis reference (book/diagnosis.md).
-DOC_ZH = """offset：候选是参考加上同一个常数。
-
-检测什么
-    一个值 `v`，使 `candidate ≈ reference + v` 逐元素成立，减去 `v` 之后剩下的误差远小于原来的
-    误差。
-
-移植中为什么会出现
-    偏置加了两次或者没加，归一化常数（`eps`、均值）只在一边用了，标签或下标差了一，padding 的
-    值不同。
-
-例子
-    参考 `[0.1, 0.2, 0.3]`，候选 `[0.6, 0.7, 0.8]`：`candidate = reference + 0.5`。
-
-怎么改
-    找只在一边出现的加法项：偏置、`eps`、减均值。
-"""
 
 
 def detect(pair: Pair) -> Diagnosis | None:

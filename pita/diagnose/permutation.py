@@ -27,25 +27,6 @@ from pita.diagnose.base import SAMPLE, Diagnosis, Pair, read
 from pita.diagnose.transpose import best_axis_order
 
 KIND = "permutation"
-# The same doc in Chinese, for the handbook's diagnosis reference (book/diagnosis.md).
-DOC_ZH = """permutation：候选按另一种顺序放着参考的值。
-
-检测什么
-    要么是单次交换以外的轴顺序（`axes`，例如 `[2, 1, 0]`），要么是参考的行（沿第 0 轴的切片）
-    换了顺序（`rows`：候选的第 i 行是参考的第 `rows[i]` 行），比如打乱了的 batch。
-
-移植中为什么会出现
-    PyTorch 里 3 维张量的 `.T` 倒转所有轴，`permute` 用了另一个框架的布局（`[B, T, F]` 对
-    `[T, B, F]`，NCHW 对 NHWC）；只有一边的数据加载器打乱顺序；门或头的块按另一种顺序堆叠
-    （LSTM 的 i、f、g、o）。
-
-例子
-    参考的行 `[a, b, c]`，候选的行 `[b, c, a]`：rows `[1, 2, 0]`。
-
-怎么改
-    轴顺序不同时，比较或移植之前先 `permute` 成参考的布局；行顺序不同时，让两边按同样的顺序
-    遍历数据（不打乱，或用相同的采样种子），或者按参考的顺序拆开堆叠的块。
-"""
 SHAPES_MAY_DIFFER = True
 KEY_COLUMNS = 4  # columns (or all of a shorter row) that must identify every row
 MATCH_WORK = 1 << 22  # element comparisons allowed among rows whose keys are within atol

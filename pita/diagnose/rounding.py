@@ -32,27 +32,6 @@ from pita.diagnose.base import Diagnosis, Pair
 from pita.dtypes import dtype_name, from_float64, is_float, widen
 
 KIND = "rounding"
-# The same doc in Chinese, for the handbook's diagnosis reference (book/diagnosis.md).
-DOC_ZH = """rounding：差异是舍入噪声，不是 bug。
-
-检测什么
-    要么整个张量只差最后一位上的几个单位（ULP；float32 和 float64 最多 64 个，float16 和
-    bfloat16 最多 4 个：求和顺序、融合乘加、不同的归约树），要么一边逐元素等于另一边就近舍入到
-    float16、bfloat16 或 float32 的结果（至少四个元素不同，其余每个元素本来就是那种格式的值）：
-    有一边被转换成或存成了更低的精度。只是恰好能用那种格式表示的值（比如整数）不算。
-
-移植中为什么会出现
-    matmul 和归约的求和顺序不同（burn 和 PyTorch 的循环分块不同），`mean` 算成 `sum/n` 对
-    `sum*(1/n)`；一边把权重或激活转成 f16/bf16（混合精度，以半精度保存的 checkpoint），float64
-    的参考对 float32 的移植。
-
-例子
-    参考 `0.0425`，候选 `0.042500019`（相差 8 ULP）：求和顺序带来的噪声。
-
-怎么改
-    ULP 级的噪声用 `--ulp N`（或小的 `--rtol`）比较，这不是移植错误。f16/bf16 量级的差异，查清
-    是哪一边做了转换，在相同精度下比较。
-"""
 # ULPs (in the coarser dtype) that count as order-of-operations noise: 4 float16 ULPs are up to
 # 0.4% of a value, 64 float32 ULPs 0.0008%.
 NOISE_ULPS = {"F16": 4, "BF16": 4}

@@ -26,26 +26,6 @@ import numpy as np
 from pita.diagnose.base import Context, Diagnosis, Pair, explains, format_factor
 
 KIND = "scale"
-# The same doc in Chinese, for the handbook's diagnosis reference (book/diagnosis.md).
-DOC_ZH = """scale：候选的每个元素都是参考乘以同一个倍数。
-
-检测什么
-    一个不为 1 的倍数 `k`，使 `candidate ≈ k × reference` 逐元素成立，除以 `k` 之后剩下的误差
-    远小于原来的误差。
-
-移植中为什么会出现
-    PyTorch 取平均的 loss 在移植里求了和：burn 的 `backward()` 用全 1 作根节点的种子，逐样本的
-    loss 反传的是它们的和，每个梯度都大了 batch 倍。还有：学习率或 loss 权重按另一种约定搬过来，
-    `reduction="sum"` 对 `"mean"`，dropout 少了 `1/(1-p)` 的缩放。
-
-例子
-    参考（torch，loss 取了 mean）`bias.grad [-0.65]`，候选（burn，没有 mean）`[-2.6]`：
-    `candidate = 4 × reference`，4 是 dump 里记下的 batch 大小。
-
-怎么改
-    找到倍数从哪里进来。倍数等于 batch 大小时，在 `backward()` 之前用 `.mean()` 归约 loss
-    （pita 的 `backward_scalar` 拒绝没有归约的 loss）。
-"""
 NOT_A_SCALE = 1e-6  # |k - 1| below this is float32 rounding, not a scale
 
 

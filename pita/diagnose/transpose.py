@@ -28,25 +28,6 @@ import numpy as np
 from pita.diagnose.base import Diagnosis, Pair, explained_limit
 
 KIND = "transpose"
-# The same doc in Chinese, for the handbook's diagnosis reference (book/diagnosis.md).
-DOC_ZH = """transpose：候选是参考交换了两个轴。
-
-检测什么
-    两个轴 `i, j`，使 `candidate ≈ reference.swapaxes(i, j)`；形状相同时（方阵）也能发现，而这
-    正是按形状的检查都拦不住的情形。`axes` 是把参考映射到候选的完整轴顺序。
-
-移植中为什么会出现
-    burn 的 `Linear` 把权重存成 `[d_input, d_output]`，PyTorch 的 `nn.Linear` 存成 `[out, in]`：
-    不转置就拷贝的权重在方阵层上算出错的结果，只在非方阵层上才报形状错误。另外，burn 的
-    `transpose()` 只交换最后两个轴，PyTorch 里 3 维张量的 `.T` 倒转全部轴。
-
-例子
-    参考 `[[1, 2], [3, 4]]`，候选 `[[1, 3], [2, 4]]`：axes `[1, 0]`。
-
-怎么改
-    手工拷贝权重时转置（`weight.transpose()`），或者通过 burn-store 的 `PyTorchToBurnAdapter`
-    加载 PyTorch 权重，它会转置 Linear 权重。
-"""
 SHAPES_MAY_DIFFER = True
 EXACT = 1e-6  # an axis order must reproduce the values to this fraction of max|reference| (or atol)
 

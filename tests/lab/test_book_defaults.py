@@ -6,10 +6,10 @@ import copy
 import pytest
 
 from conftest import ROOT
-from pita.errors import UsageError
 from pita_lab import catalog
 from pita_lab.book.defaults import defaults_rows, render_defaults_page
 from pita_lab.claims import DefaultsDiffer, show_default
+from pita_lab.errors import BrokenExperiment
 from pita_lab.record import RunRecord
 
 
@@ -56,7 +56,7 @@ def test_a_record_without_facts_fails_clearly():
     record = copy.deepcopy(a_record_with_defaults())
     for claim in record.claims:
         claim.facts = None
-    with pytest.raises(UsageError, match=rf"book/records/{record.experiment}\.json, claim .*: no defaults recorded .*pita run {record.experiment}"):
+    with pytest.raises(BrokenExperiment, match=rf"book/records/{record.experiment}\.json, claim .*: no defaults recorded .*pita run {record.experiment}"):
         defaults_rows(catalog.get(record.experiment), record)
 
 
@@ -64,7 +64,7 @@ def test_a_claim_that_did_not_hold_is_not_a_row():
     record = copy.deepcopy(a_record_with_defaults())
     failed = next(c for c in record.claims if c.id in declaring(record))
     failed.ok = False
-    with pytest.raises(UsageError, match=rf"claim {failed.id}: the claim did not hold"):
+    with pytest.raises(BrokenExperiment, match=rf"claim {failed.id}: the claim did not hold"):
         defaults_rows(catalog.get(record.experiment), record)
 
 

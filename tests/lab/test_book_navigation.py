@@ -10,8 +10,8 @@ import pytest
 
 from conftest import ROOT
 from pita.diagnose import RULES
-from pita.errors import UsageError
 from pita_lab import catalog
+from pita_lab.book.diagnosis_zh import DIAGNOSIS_ZH
 from pita_lab.book.navigation import (
     SECTIONS_ZH,
     diagnosis_examples,
@@ -20,6 +20,7 @@ from pita_lab.book.navigation import (
     render_diagnosis_page,
     render_symptoms_page,
 )
+from pita_lab.errors import BrokenExperiment
 from pita_lab.symptoms import BY_KEY, SYMPTOMS
 
 CHAPTERS = catalog.ids() + catalog.tutorial_ids()
@@ -40,9 +41,9 @@ def test_an_unknown_symptom_or_related_id_is_refused():
     experiment = catalog.get("p12")
     with pytest.raises(ValueError, match="unknown symptom.*grad-huge"):
         dataclasses.replace(experiment, symptoms=("grad-scaled", "grad-huge"))
-    with pytest.raises(UsageError, match="related 'p99' is not another chapter"):
+    with pytest.raises(BrokenExperiment, match="related 'p99' is not another chapter"):
         catalog.check_related(dataclasses.replace(experiment, related=("p99",)))
-    with pytest.raises(UsageError, match="related 'p12'"):
+    with pytest.raises(BrokenExperiment, match="related 'p12'"):
         catalog.check_related(dataclasses.replace(experiment, related=("p12",)))
 
 
@@ -51,7 +52,7 @@ def test_a_folder_declaring_an_unknown_symptom_is_refused_with_one_line(tmp_path
     declaration = tmp_path / "p99-copied-pitfall" / "experiment.py"
     text = declaration.read_text().replace('id="p12"', 'id="p99"')
     declaration.write_text(re.sub(r"symptoms=\([^)]*\)", 'symptoms=("grad-huge",)', text))
-    with pytest.raises(UsageError, match=r"^experiments/p99-copied-pitfall/experiment.py: p99: unknown symptom\(s\) grad-huge"):
+    with pytest.raises(BrokenExperiment, match=r"^experiments/p99-copied-pitfall/experiment.py: p99: unknown symptom\(s\) grad-huge"):
         catalog.load(catalog.folders(tmp_path)["p99"])
 
 
@@ -105,12 +106,16 @@ def test_every_rule_has_its_doc_in_chinese_with_every_section():
         assert summary and list(sections) == list(SECTIONS_ZH) and all(sections.values()), rule.KIND
 
 
-def test_a_rule_without_a_chinese_doc_or_section_is_refused():
-    with pytest.raises(ValueError, match="has no DOC_ZH"):
-        parse_doc_zh(types.SimpleNamespace(__name__="pita.diagnose.fake"))
-    half = types.SimpleNamespace(__name__="pita.diagnose.fake", DOC_ZH="fake：摘要。\n\n检测什么\n    一行。\n")
+def test_a_rule_without_a_chinese_doc_or_section_is_refused(monkeypatch):
+    fake = types.SimpleNamespace(KIND="fake")
+    with pytest.raises(ValueError, match="fake has no doc in Chinese"):
+        parse_doc_zh(fake)
+    monkeypatch.setitem(DIAGNOSIS_ZH, "fake", "fake：摘要。\n\n检测什么\n    一行。\n")
     with pytest.raises(ValueError, match="lacks.*移植中为什么会出现"):
-        parse_doc_zh(half)
+        parse_doc_zh(fake)
+    monkeypatch.setitem(DIAGNOSIS_ZH, "fake", "fake\n\n" + "\n".join(f"{title}\n    一行。" for title in SECTIONS_ZH))
+    with pytest.raises(ValueError, match="lacks its summary"):
+        parse_doc_zh(fake)
 
 
 def test_wrapped_chinese_joins_without_spaces_and_code_with_one():

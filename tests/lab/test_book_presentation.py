@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from pita_lab import catalog
-from pita_lab.book import _environment, snippet, torch_build, versions
+from pita_lab.book import snippet, torch_build, versions
+from pita_lab.book.environment import environment
 from pita_lab.compile_fail import normalise, scrubbed
 from pita_lab.record import CompileFailRun, RunRecord
 
@@ -82,7 +83,7 @@ def test_the_book_keeps_the_line_numbers_the_snapshot_masks():
 
 
 def test_the_compiler_error_macro_shows_the_real_diagnostic():
-    macros = _environment().get_template("macros.md.j2").module
+    macros = environment().get_template("macros.md.j2").module
     run = CompileFailRun("ce", 101, diagnostic="--> a.rs:LL:CC\n", snapshot="", matches_snapshot=True, rendered="--> a.rs:19:8\n")
     assert str(macros.compiler_error(run)) == "--> a.rs:19:8"
     old = CompileFailRun("ce", 101, diagnostic="--> a.rs:LL:CC\n", snapshot="", matches_snapshot=True)

@@ -3,7 +3,12 @@
 import numpy as np
 import pytest
 
+from pita.compare import ComparisonResult, TensorResult
+from pita.diagnose.base import Diagnosis
 from pita.dump import Dump, write_dump
+from pita.report import render_text
+from pita.tolerance import Tolerance
+from pita.trace import Divergence, LoadAudit, TraceResult
 from pita_lab.claims import (
     Accepts,
     CompileFails,
@@ -29,7 +34,7 @@ from pita_lab.claims import (
     parse_default,
     show_default,
 )
-from pita_lab.record import ComparisonRun, CompileFailRun, ProgramRun, RunRecord
+from pita_lab.record import ComparisonRun, CompileFailRun, ProgramRun, RunRecord, TraceRun, last_line
 
 PANIC = "thread 'main' panicked at src/bin/p12.rs:9:3:\nassertion failed: loss must be reduced\n  left: [4]\nnote: run with `RUST_BACKTRACE=1`\n"
 
@@ -42,9 +47,23 @@ def program(side="torch", variant="v", exit_code=0, stdout="", stderr="", dump=N
     return ProgramRun(side, variant, [], exit_code, stdout, stderr, dump)
 
 
-def comparison(exit_code, verdict, diagnosis=()):
-    result = {"ok": exit_code == 0, "tensors": [{"name": "w", "ok": exit_code == 0, "diagnosis": list(diagnosis)}]}
-    return ComparisonRun("torch-mean", "burn-x", [], exit_code, f"w n= 1\n{verdict}\n", result)
+def finding(kind, **params):
+    return Diagnosis(kind, params, message=f"{kind} found", residual=0.0)
+
+
+def tensor(name, ok, *diagnosis):
+    return TensorResult(name=name, ok=ok, n=1, shape=[1], candidate_shape=[1], dtype="F32", candidate_dtype="F32",
+                        mismatched=0 if ok else 1, max_abs_diff=0.0 if ok else 1.0, diagnosis=list(diagnosis))
+
+
+def compared(*tensors):
+    """A comparison of torch-mean with burn-x as `pita compare` records it: what it printed, how it exited, its result."""
+    result = ComparisonResult("torch-mean.safetensors", "burn-x.safetensors", Tolerance(), list(tensors), [], [])
+    return ComparisonRun("torch-mean", "burn-x", [], 0 if result.ok else 1, render_text(result), result)
+
+
+def comparison(exit_code, *diagnosis):
+    return compared(tensor("w", exit_code == 0, *diagnosis))
 
 
 def check(claim, rec, out=None):
@@ -74,11 +93,31 @@ def test_panics_needs_exit_101_and_the_message_in_the_panic():
 
 
 def test_matches_and_mismatches_read_the_exit_code_and_verdict():
-    ok, bad = comparison(0, "worst=0 tol=1e-06 OK"), comparison(1, "worst=1 tol=1e-06 MISMATCH")
+    ok, bad = comparison(0), comparison(1)
     assert check(Matches("m", "", "torch-mean", "burn-x"), record(comparisons=[ok]))
     assert not check(Matches("m", "", "torch-mean", "burn-x"), record(comparisons=[bad]))
     assert check(Mismatches("n", "", "torch-mean", "burn-x"), record(comparisons=[bad]))
     assert not check(Mismatches("n", "", "torch-mean", "burn-x"), record(comparisons=[ok]))
+    bad.exit_code = 0  # a verdict and an exit code that disagree hold neither claim
+    assert not check(Matches("m", "", "torch-mean", "burn-x"), record(comparisons=[bad]))
+    assert not check(Mismatches("n", "", "torch-mean", "burn-x"), record(comparisons=[bad]))
+
+
+def test_matches_and_mismatches_observe_the_printed_verdict_from_the_result():
+    for run in (comparison(0), comparison(1)):
+        observed = Mismatches("n", "", "torch-mean", "burn-x").check(record(comparisons=[run]), None).observed
+        assert observed == f"{last_line(run.stdout)}, exit {run.exit_code}"
+        run.stdout = "reworded\n"  # read from the result, never from the wording of what was printed
+        assert Mismatches("n", "", "torch-mean", "burn-x").check(record(comparisons=[run]), None).observed == observed
+
+
+def test_a_comparison_that_could_not_run_observes_its_error_and_no_tensors():
+    failed = ComparisonRun("torch-mean", "burn-x", [], 2, "compare torch-mean burn-x could not run: error: gone\n", None)
+    rec = record(comparisons=[failed])
+    matches = Matches("m", "", "torch-mean", "burn-x").check(rec, None)
+    assert not matches.ok and matches.observed == "compare torch-mean burn-x could not run: error: gone, exit 2"
+    assert TensorsCompare("t", "", "torch-mean", "burn-x", ("w",)).check(rec, None).observed == "w missing"
+    assert Diagnosed("d", "", "torch-mean", "burn-x", "scale").check(rec, None).observed == "no tensors"
 
 
 def test_compile_fails_needs_the_code_the_detail_and_the_snapshot():
@@ -106,25 +145,23 @@ def test_scaled_by_metadata_measures_every_element(scaled_dumps):
 
 def test_diagnosed_needs_the_named_factor_on_every_tensor(scaled_dumps):
     claim = Diagnosed("d", "", "torch-mean", "burn-x", "scale", "batch_size")
-    right = comparison(1, "MISMATCH", [{"kind": "scale", "factor": 4.0}])
-    wrong = comparison(1, "MISMATCH", [{"kind": "scale", "factor": 3.0}])
+    right = comparison(1, finding("scale", factor=4.0))
+    wrong = comparison(1, finding("scale", factor=3.0))
     assert check(claim, record(comparisons=[right]), scaled_dumps)
     assert not check(claim, record(comparisons=[wrong]), scaled_dumps)
-    assert not check(claim, record(comparisons=[comparison(1, "MISMATCH")]), scaled_dumps)
-    assert not check(claim, record(comparisons=[comparison(0, "OK")]), scaled_dumps)  # nothing to diagnose
+    assert not check(claim, record(comparisons=[comparison(1)]), scaled_dumps)
+    assert not check(claim, record(comparisons=[comparison(0)]), scaled_dumps)  # nothing to diagnose
 
 
 def test_diagnosed_checks_named_parameters(scaled_dumps):
-    found = comparison(1, "MISMATCH", [{"kind": "transpose", "axes": [1, 0]}])
+    found = comparison(1, finding("transpose", axes=[1, 0]))
     assert check(Diagnosed("d", "", "torch-mean", "burn-x", "transpose", params=(("axes", [1, 0]),)), record(comparisons=[found]))
     assert not check(Diagnosed("d", "", "torch-mean", "burn-x", "transpose", params=(("axes", [0, 1]),)), record(comparisons=[found]))
 
 
 def rows(*verdicts):
     """A comparison whose tensors pass or fail as given: ("w", True), ("b", False)."""
-    result = {"ok": all(ok for _, ok in verdicts), "tensors": [
-        {"name": name, "ok": ok, "max_abs_diff": 0.0 if ok else 1.0, "diagnosis": []} for name, ok in verdicts]}
-    return ComparisonRun("torch-mean", "burn-x", [], 0 if result["ok"] else 1, "", result)
+    return compared(*(tensor(name, ok) for name, ok in verdicts))
 
 
 def test_tensors_compare_checks_only_the_named_tensors():
@@ -220,21 +257,24 @@ def test_a_claim_that_cannot_observe_its_fact_fails_with_the_reason(claim, tmp_p
 
 
 def traced(exit_code, first=None):
-    result = {"ok": first is None, "first_divergence": first, "phases": []}
-    run = ComparisonRun("torch-record", "burn-port", ["pita", "trace"], exit_code, "", result)
+    result = TraceResult("", first, [], LoadAudit([], [], []), "torch-record.safetensors", "burn-port.safetensors", Tolerance())
     rec = record()
-    rec.traces = [run]
+    rec.traces = [TraceRun("torch-record", "burn-port", ["pita", "trace"], exit_code, "", result)]
     return rec
 
 
+def divergence(phase, name, *kinds):
+    return Divergence(phase, name, "mismatch", True, None, [], [], tensor(name, False, *(finding(kind) for kind in kinds)))
+
+
 def test_traced_needs_the_phase_the_tensor_and_the_diagnosis():
-    first = {"phase": "parameters", "name": "param/fc.weight", "introduced": True, "diagnosis": [{"kind": "transpose"}]}
+    first = divergence("parameters", "param/fc.weight", "transpose")
     claim = Traced("t", "", "torch-record", "burn-port", phase="parameters", name="param/fc.weight", kind="transpose")
     assert check(claim, traced(1, first))
     assert not check(claim, traced(0, first))
-    assert not check(claim, traced(1, {**first, "phase": "forward"}))
-    assert not check(claim, traced(1, {**first, "name": "param/fc.bias"}))
-    assert not check(claim, traced(1, {**first, "diagnosis": [{"kind": "scale"}]}))
+    assert not check(claim, traced(1, divergence("forward", "param/fc.weight", "transpose")))
+    assert not check(claim, traced(1, divergence("parameters", "param/fc.bias", "transpose")))
+    assert not check(claim, traced(1, divergence("parameters", "param/fc.weight", "scale")))
     assert not check(claim, traced(0))
     prefix = Traced("t", "", "torch-record", "burn-port", phase="parameters", name="param/")
     assert check(prefix, traced(1, first))
@@ -243,7 +283,7 @@ def test_traced_needs_the_phase_the_tensor_and_the_diagnosis():
 def test_traced_without_a_phase_claims_no_divergence():
     claim = Traced("t", "", "torch-record", "burn-port")
     assert check(claim, traced(0))
-    assert not check(claim, traced(1, {"phase": "step", "name": "step1/w", "diagnosis": []}))
+    assert not check(claim, traced(1, divergence("step", "step1/w")))
     assert not check(claim, record())  # no such trace run: cannot observe
 
 

@@ -10,9 +10,12 @@ import tomllib
 import pytest
 
 from conftest import ROOT
-from pita.errors import UsageError
-from pita_lab import catalog
+from pita_lab import catalog, claims
+from pita_lab import experiment as declarations
 from pita_lab.book import render_all
+from pita_lab.errors import BrokenExperiment
+from pita_lab.experiment import Experiment, Matches, Mismatches
+from pita_lab.kinds import Kind
 
 FOLDERS = catalog.folders()
 # Files the lab writes from the experiments; listing every experiment is their job.
@@ -53,11 +56,11 @@ def test_a_new_folder_is_discovered_without_touching_shared_files(tmp_path):
 
 def test_a_misnamed_or_incomplete_folder_is_refused_with_one_line(tmp_path):
     (tmp_path / "p98").mkdir()
-    with pytest.raises(UsageError, match=r"named <id>-<what-goes-wrong>"):
+    with pytest.raises(BrokenExperiment, match=r"named <id>-<what-goes-wrong>"):
         catalog.folders(tmp_path)
     (tmp_path / "p98").rename(tmp_path / "p98-half-done")
     (tmp_path / "p98-half-done" / "experiment.py").write_text("")
-    with pytest.raises(UsageError, match=r"missing pytorch\.py, burn\.rs, Cargo\.toml, chapter\.md\.j2"):
+    with pytest.raises(BrokenExperiment, match=r"missing pytorch\.py, burn\.rs, Cargo\.toml, chapter\.md\.j2"):
         catalog.load(catalog.folders(tmp_path)["p98"])
 
 
@@ -85,13 +88,13 @@ def test_a_guide_folder_is_discovered_and_held_to_its_kind(tmp_path):
     assert list(found) == ["how-to-read"]
     guide = catalog.load(found["how-to-read"], "guides")
     assert (guide.id, guide.folder, guide.kind) == ("how-to-read", "guides/how-to-read", "guide")
-    with pytest.raises(UsageError, match=r"kind 'guide' belongs under guides/"):
+    with pytest.raises(BrokenExperiment, match=r"kind 'guide' belongs under guides/"):
         catalog.load(found["how-to-read"], "examples")
     declaration.write_text(declaration.read_text().replace('kind="guide"', 'kind="silent"'))
-    with pytest.raises(UsageError, match=r"kind 'silent' belongs under experiments/"):
+    with pytest.raises(BrokenExperiment, match=r"kind 'silent' belongs under experiments/"):
         catalog.load(found["how-to-read"], "guides")
     (guides / "how-to-read" / "burn.rs").unlink()
-    with pytest.raises(UsageError, match=r"guides/how-to-read: missing burn\.rs"):
+    with pytest.raises(BrokenExperiment, match=r"guides/how-to-read: missing burn\.rs"):
         catalog.load(found["how-to-read"], "guides")
 
 
@@ -99,6 +102,37 @@ def test_guides_come_first_among_the_chapters():
     assert catalog.chapter_ids() == catalog.guide_ids() + catalog.ids() + catalog.tutorial_ids()
     assert {"reading", "nonscalar-backward"} <= set(catalog.guide_ids())
     assert catalog.get("reading").kind == "guide"
+
+
+def declared(**changes) -> Experiment:
+    fields = dict(id="p99", title="t", mainline="loss", kind="silent", torch_variants=(), burn_variants=(), comparisons=(), sources=(), claims=())
+    return Experiment(**{**fields, **changes})
+
+
+def test_a_declaration_names_its_kind_and_stage_as_strings_and_gets_a_kind():
+    experiment = declared(kind="panic", mainline="loss → backward")
+    assert experiment.kind is Kind.PANIC and experiment.kind == "panic" and experiment.kind.zh == "运行期 panic/报错"
+    assert declared(kind="guide", mainline="").kind.place == "guides"
+    with pytest.raises(ValueError, match=r"^p99: kind 'loud' is not one of \('silent', 'panic', 'compile', 'same', 'tutorial', 'guide'\)$"):
+        declared(kind="loud")
+    with pytest.raises(ValueError, match=r"^p99: main-line stage 'lunch' is not one of \('tensors and shapes', "):
+        declared(mainline="lunch")
+
+
+def test_the_negative_control_is_the_mismatch_so_named_else_the_first():
+    first, named = Mismatches("direct", "", "torch-ref", "burn-direct"), Mismatches("x-negative-control", "", "torch-ref", "burn-x")
+    fix = Matches("fix-matches", "", "torch-ref", "burn-fix")
+    assert declared(claims=(fix, first, named)).negative_control is named
+    assert declared(claims=(fix, first)).negative_control is first
+    assert declared(claims=(fix,)).negative_control is None
+
+
+def test_a_declaration_imports_every_shared_claim_from_experiment():
+    """No list to keep: any claim class of pita_lab.claims, and nothing else, comes from here."""
+    shared = [name for name, value in vars(claims).items() if isinstance(value, type) and issubclass(value, claims.Claim)]
+    assert len(shared) > 20 and all(getattr(declarations, name) is getattr(claims, name) for name in shared)
+    with pytest.raises(ImportError):
+        exec("from pita_lab.experiment import read_dump", {})
 
 
 def shared_files() -> list[str]:

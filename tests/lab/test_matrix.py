@@ -14,24 +14,19 @@ import pytest
 from conftest import ROOT, pita, tracked_digest
 from pita.errors import UsageError
 from pita_lab import catalog
-from pita_lab.matrix import (
-    STATUS_ZH,
-    STATUSES,
-    build,
-    catalog_view,
-    chapter_statuses,
-    classify,
-    compare_matrices,
-    control_claim,
-    merged,
-    not_built,
-)
-from pita_lab.matrix_workspace import BurnVersion, generate, load_versions, pinned_version, version_key
+from pita_lab.book import KIND_ZH, MAINLINE_ZH, render_catalog, render_chapter
+from pita_lab.kinds import PITFALL_KINDS
+from pita_lab.matrix import STATUSES, build, classify, merged, not_built, refuse_machine_failure
+from pita_lab.matrix_views import STATUS_ZH, catalog_view, chapter_statuses, compare_matrices
+from pita_lab.matrix_workspace import BurnVersion, Mirror, generate, load_versions, pinned_version, version_key
 from pita_lab.record import RunRecord
+from pita_lab.store import RecordStore
+
+STORE = RecordStore(ROOT)
 
 
 def committed(experiment_id: str) -> RunRecord:
-    return RunRecord.load(ROOT / "book" / "records" / f"{experiment_id}.json")
+    return STORE.committed(experiment_id)
 
 
 def rechecked(experiment_id: str, record: RunRecord, out, *claim_ids: str) -> RunRecord:
@@ -44,7 +39,7 @@ def rechecked(experiment_id: str, record: RunRecord, out, *claim_ids: str) -> Ru
 
 
 def first_of_kind(kind: str) -> str:
-    return next(i for i in catalog.ids() if catalog.get(i).kind == kind and (ROOT / "book" / "records" / f"{i}.json").exists())
+    return next(i for i in catalog.ids() if catalog.get(i).kind == kind and STORE.has_committed(i))
 
 
 # -- statuses ---------------------------------------------------------------------------------
@@ -59,7 +54,7 @@ def test_a_committed_pitfall_is_present():
 def test_a_control_that_now_matches_is_fixed():
     """The direct port computing what the fix computes: its comparison with PyTorch passes."""
     experiment, record = catalog.get("p12"), copy.deepcopy(committed("p12"))
-    control = control_claim(experiment)
+    control = experiment.negative_control
     assert control.id == "negative-control"
     direct, fixed = record.comparison(control.reference, control.candidate), record.comparison("torch-mean", "burn-mean")
     direct.exit_code, direct.stdout, direct.result = fixed.exit_code, fixed.stdout, fixed.result
@@ -69,7 +64,7 @@ def test_a_control_that_now_matches_is_fixed():
 
 def test_a_control_that_cannot_be_observed_is_changed(tmp_path):
     experiment = catalog.get("p12")
-    control = control_claim(experiment)
+    control = experiment.negative_control
     record = copy.deepcopy(committed("p12"))
     record.comparisons = [c for c in record.comparisons if (c.reference, c.candidate) != (control.reference, control.candidate)]
     cell = classify(experiment, rechecked("p12", record, tmp_path, control.id))
@@ -94,7 +89,7 @@ def test_a_panic_pitfall_that_stops_panicking_is_changed_though_its_control_hold
     record = copy.deepcopy(committed(experiment_id))
     record.program(pitfall_panic.side, pitfall_panic.variant).exit_code = 0
     fresh = rechecked(experiment_id, record, tmp_path, pitfall_panic.id)
-    assert {c.id: c.ok for c in fresh.claims}[control_claim(experiment).id]
+    assert {c.id: c.ok for c in fresh.claims}[experiment.negative_control.id]
     assert classify(experiment, fresh).status == "changed"
 
 
@@ -117,9 +112,6 @@ def test_a_moved_source_is_noted():
 
 
 def test_a_full_disk_is_refused_not_recorded_as_na(tmp_path):
-    from pita_lab.matrix import refuse_machine_failure
-    from pita_lab.matrix_workspace import Mirror
-
     mirror = Mirror(BurnVersion("0.23.0-pre.1"), tmp_path, ())
     with pytest.raises(UsageError, match="No space left on device"):
         refuse_machine_failure("rustc-LLVM ERROR: IO failure on output stream: No space left on device", mirror)
@@ -318,13 +310,11 @@ def checkout_with_matrix(tmp_path, matrix) -> "os.PathLike":
         for entry in folder.iterdir():
             if entry.name not in ("book", "records", "matrix.json"):
                 (inner / entry.name).symlink_to(entry)
-    (root / "book" / "records" / "matrix.json").write_text(json.dumps(matrix, ensure_ascii=False))
+    RecordStore(root).matrix_path.write_text(json.dumps(matrix, ensure_ascii=False))
     return root
 
 
 def test_the_catalog_page_shows_the_matrix_once_per_error(tmp_path):
-    from pita_lab.book import render_catalog
-
     matrix = small_matrix(tmp_path)
     page = render_catalog(checkout_with_matrix(tmp_path, matrix))
     assert '<a id="version-matrix"></a>' in page
@@ -338,8 +328,6 @@ def test_the_catalog_page_shows_the_matrix_once_per_error(tmp_path):
 
 
 def test_a_chapter_says_where_its_pitfall_stands_on_each_version(tmp_path):
-    from pita_lab.book import render_chapter
-
     matrix = small_matrix(tmp_path)
     text = render_chapter(checkout_with_matrix(tmp_path, matrix), committed("p12"))
     statuses = chapter_statuses(matrix, "p12")
@@ -349,26 +337,21 @@ def test_a_chapter_says_where_its_pitfall_stands_on_each_version(tmp_path):
 
 
 def test_the_catalog_page_counts_each_kind_and_stage():
-    from pita_lab.book import KIND_ZH, MAINLINE_ZH, render_catalog
-
     page = render_catalog(ROOT)
     experiments = catalog.all_experiments().values()
-    kinds = ("silent", "panic", "compile", "same")
-    for kind in kinds:
+    for kind in PITFALL_KINDS:
         count = sum(e.kind == kind for e in experiments)
         assert re.search(rf"^\| {re.escape(KIND_ZH[kind])} \| {count} \| \d+ \|$", page, re.M), kind
     for stage, stage_zh in MAINLINE_ZH.items():
-        counts = [sum(e.kind == kind and e.mainline == stage for e in experiments) for kind in kinds]
+        counts = [sum(e.kind == kind and e.mainline == stage for e in experiments) for kind in PITFALL_KINDS]
         row = f"| {stage_zh} | " + " | ".join(map(str, counts)) + f" | {sum(counts)} |"
         assert row in page.splitlines(), row
 
 
 def test_every_same_candidate_is_listed_with_the_run_that_showed_it():
-    from pita_lab.book import render_catalog
-
     page = render_catalog(ROOT).split("## 查过：一致", 1)[1]
     for experiment in catalog.all_experiments().values():
-        if experiment.kind == "same" and (ROOT / "book" / "records" / f"{experiment.id}.json").exists():
+        if experiment.kind == "same" and STORE.has_committed(experiment.id):
             row = next(line for line in page.splitlines() if line.startswith(f"| [{experiment.id}]"))
             port = next(c for c in experiment.claims if type(c).__name__ == "Matches")
             assert f"`pita run {experiment.id}`" in row

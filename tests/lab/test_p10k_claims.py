@@ -4,7 +4,9 @@ import dataclasses
 
 import numpy as np
 
+from pita.compare import ComparisonResult, TensorResult
 from pita.dump import Dump, write_dump
+from pita.tolerance import Tolerance
 from pita_lab import catalog
 from pita_lab.record import ComparisonRun, RunRecord
 
@@ -19,8 +21,9 @@ def record(comparisons=()):
 
 def shapes(*pairs):
     """A comparison of torch-ref with burn-port whose tensors have these (reference, candidate) shapes."""
-    tensors = [{"name": f"t{i}", "ok": True, "shape": ref, "candidate_shape": cand} for i, (ref, cand) in enumerate(pairs)]
-    return ComparisonRun("torch-ref", "burn-port", [], 0, "", {"ok": True, "tensors": tensors})
+    tensors = [TensorResult(name=f"t{i}", ok=True, n=0, shape=ref, candidate_shape=cand) for i, (ref, cand) in enumerate(pairs)]
+    result = ComparisonResult("torch-ref.safetensors", "burn-port.safetensors", Tolerance(), tensors, [], [])
+    return ComparisonRun("torch-ref", "burn-port", [], 0, "", result)
 
 
 def test_same_shapes_needs_every_shape_equal():

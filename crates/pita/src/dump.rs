@@ -1,5 +1,6 @@
-//! Dumps: named tensors plus provenance, written as `burn-<variant>.safetensors` and the readable
-//! JSON form beside it, for `pita compare` (the Python library) to hold against a PyTorch dump.
+//! Dumps: named tensors plus provenance, written as safetensors and the readable JSON form beside
+//! it, for `pita compare` (the Python library) to hold against a PyTorch dump: to any path with
+//! [`Dump::write_to`], or as `<dir>/burn-<variant>.safetensors` with [`Dump::write`].
 //!
 //! ```rust
 //! use burn::tensor::{Device, Int, Tensor};
@@ -19,6 +20,12 @@
 //! # let dir = std::env::temp_dir().join(format!("pita-doc-dump-{}", std::process::id()));
 //! let path = dump.write(&dir)?;
 //! assert!(path.ends_with("burn-port.safetensors"));
+//!
+//! // Without a variant: a path of your choosing (the JSON form goes beside it, `out.json`).
+//! let mut plain = Dump::builder().build()?;
+//! plain.tensor("loss", Tensor::<1>::from_floats([0.25], &device))?;
+//! plain.write_to(&dir.join("out.safetensors"))?;
+//! assert!(dir.join("out.json").exists());
 //! # std::fs::remove_dir_all(&dir).unwrap();
 //! # Ok(())
 //! # }
@@ -30,8 +37,8 @@
 //! repository; the Python reader `pita.dump` is the other half of it.
 //!
 //! Provenance recorded in every dump: `format`, `framework` (`burn`), `framework_version` (see
-//! [`DumpBuilder::framework_version`]), `backend` (see [`backend_name`]), `variant`,
-//! `pita_version` and `burn_requirement`; `experiment` and `input_sha256` when given.
+//! [`DumpBuilder::framework_version`]), `backend` (see [`backend_name`]), `pita_version` and
+//! `burn_requirement`; `variant`, `experiment` and `input_sha256` when given.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
@@ -65,6 +72,9 @@ pub const LOCKED_BURN_VERSION: &str = env!("PITA_RESOLVED_BURN_VERSION");
 /// The most elements the JSON form is written for: beyond, [`Dump::write`] writes the
 /// safetensors form only (pita's JSON reader is meant for small, readable dumps).
 pub const MAX_JSON_ELEMENTS: usize = 500_000;
+
+/// Why [`Dump::write_to`] refuses a `.json` path for a dump of more than [`MAX_JSON_ELEMENTS`].
+const JSON_TOO_LARGE: &str = "the JSON form holds at most 500000 elements: write .safetensors";
 
 /// Keys the dump sets itself or through a builder method of their own.
 const RESERVED: [(&str, &str); 9] = [
@@ -123,7 +133,8 @@ fn short_backend(debug: &str) -> String {
     }
 }
 
-/// Sets up a [`Dump`]: the variant (required) and the provenance. Made by [`Dump::builder`].
+/// Sets up a [`Dump`]: its provenance, and the variant that names the files [`Dump::write`]
+/// writes. Made by [`Dump::builder`].
 #[derive(Debug, Clone, Default)]
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct DumpBuilder {
@@ -137,8 +148,9 @@ pub struct DumpBuilder {
 }
 
 impl DumpBuilder {
-    /// The variant, required: it names the files, `burn-<variant>.safetensors` and `.json`, and
-    /// the `variant` key. Usually the name of the run (`port`, `fixed`, `step1`).
+    /// The variant: the `variant` key, and the names of the files [`Dump::write`] writes,
+    /// `burn-<variant>.safetensors` and `.json`. Usually the name of the run (`port`, `fixed`,
+    /// `step1`). Optional: [`Dump::write_to`] writes to a path of your choosing.
     pub fn variant(mut self, variant: impl Into<String>) -> Self {
         self.variant = Some(variant.into());
         self
@@ -195,14 +207,15 @@ impl DumpBuilder {
         self
     }
 
-    /// The empty dump. Fails without a variant, with a variant that cannot name a file, or when
+    /// The empty dump. Fails with a variant that cannot name a file, or when
     /// [`metadata`](Self::metadata) was given a reserved key.
     pub fn build(self) -> Result<Dump, Error> {
         if let Some((key, hint)) = self.reserved {
             return Err(Error::ReservedKey { key, hint });
         }
-        let variant = self.variant.ok_or(Error::MissingVariant)?;
-        check_variant(&variant)?;
+        if let Some(variant) = &self.variant {
+            check_variant(variant)?;
+        }
         let mut metadata = self.metadata;
         let version = self.framework_version.unwrap_or_else(|| LOCKED_BURN_VERSION.to_string());
         for (key, value) in [
@@ -211,7 +224,7 @@ impl DumpBuilder {
             ("framework_version", Some(version)),
             ("pita_version", Some(PITA_VERSION.to_string())),
             ("burn_requirement", Some(BURN_REQUIREMENT.to_string())),
-            ("variant", Some(variant)),
+            ("variant", self.variant),
             ("experiment", self.experiment),
             ("input_sha256", self.input_sha256),
             ("backend", self.backend),
@@ -250,7 +263,8 @@ fn printable(text: &str) -> bool {
 }
 
 /// Named tensors and the provenance every dump records. Start with [`Dump::builder`], add
-/// tensors with [`tensor`](Self::tensor) or [`data`](Self::data), then [`write`](Self::write).
+/// tensors with [`tensor`](Self::tensor) or [`data`](Self::data), then
+/// [`write_to`](Self::write_to) a path or [`write`](Self::write) to a folder.
 #[derive(Debug, Clone)]
 pub struct Dump {
     metadata: BTreeMap<String, String>,
@@ -258,7 +272,8 @@ pub struct Dump {
 }
 
 impl Dump {
-    /// A builder: set the variant, then any provenance, then [`DumpBuilder::build`].
+    /// A builder: set any provenance (and the variant, to [`write`](Self::write) to a folder),
+    /// then [`DumpBuilder::build`].
     pub fn builder() -> DumpBuilder {
         DumpBuilder::default()
     }
@@ -325,26 +340,54 @@ impl Dump {
         self.tensors.is_empty()
     }
 
-    /// The file stem, `burn-<variant>`.
-    pub fn stem(&self) -> String {
-        format!("{}-{}", self.metadata["framework"], self.metadata["variant"])
+    /// The file stem [`write`](Self::write) names its files by, `burn-<variant>`; None for a
+    /// dump built without a variant.
+    pub fn stem(&self) -> Option<String> {
+        self.metadata.get("variant").map(|variant| format!("{}-{variant}", self.metadata["framework"]))
     }
 
-    /// Writes `<dir>/<stem>.safetensors` and, up to [`MAX_JSON_ELEMENTS`] elements in all,
-    /// `<dir>/<stem>.json` (a larger dump's stale JSON file is removed), each atomically: to a
-    /// hidden temporary file beside it, flushed, then renamed. Creates `dir`. Returns the
-    /// safetensors path.
+    /// Writes `<dir>/burn-<variant>.safetensors` and its JSON form beside it, as
+    /// [`write_to`](Self::write_to) does. Creates `dir`. Returns the safetensors path. Fails with
+    /// [`Error::MissingVariant`] for a dump built without a variant.
     pub fn write(&self, dir: &Path) -> Result<PathBuf, Error> {
-        fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let path = dir.join(format!("{}.safetensors", self.stem()));
-        write_atomically(&path, &self.safetensors_bytes()?)?;
+        let stem = self.stem().ok_or(Error::MissingVariant)?;
+        self.write_to(&dir.join(format!("{stem}.safetensors")))
+    }
+
+    /// Writes the dump to `path`, in the form its extension names (any case): `.safetensors`,
+    /// with the JSON form beside it (`path` with the extension `json`) up to
+    /// [`MAX_JSON_ELEMENTS`] elements in all (a larger dump's stale JSON file is removed), or
+    /// `.json`, the JSON form alone. Each file is written atomically: to a hidden temporary file
+    /// beside it, flushed, then renamed. Creates the folder. Returns `path`.
+    ///
+    /// Fails with [`Error::InvalidPath`] for another extension or a `.json` path for a dump
+    /// too large for the JSON form, and as the writes fail.
+    pub fn write_to(&self, path: &Path) -> Result<PathBuf, Error> {
+        let extension = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+        let safetensors = match extension.as_deref() {
+            Some("safetensors") => true,
+            Some("json") => false,
+            _ => return Err(Error::InvalidPath { path: path.to_path_buf(), reason: "a dump is written as .safetensors or .json" }),
+        };
+        if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+            fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        let fits_json = self.tensors.values().map(DumpTensor::len).sum::<usize>() <= MAX_JSON_ELEMENTS;
+        if !safetensors {
+            if !fits_json {
+                return Err(Error::InvalidPath { path: path.to_path_buf(), reason: JSON_TOO_LARGE });
+            }
+            write_atomically(path, &self.json_bytes()?)?;
+            return Ok(path.to_path_buf());
+        }
+        write_atomically(path, &self.safetensors_bytes()?)?;
         let json = path.with_extension("json");
-        if self.tensors.values().map(DumpTensor::len).sum::<usize>() <= MAX_JSON_ELEMENTS {
+        if fits_json {
             write_atomically(&json, &self.json_bytes()?)?;
         } else if json.exists() {
             fs::remove_file(&json).map_err(|e| Error::io(&json, e))?;
         }
-        Ok(path)
+        Ok(path.to_path_buf())
     }
 
     /// The safetensors form: every tensor's little-endian bytes under its dtype's name, the
@@ -727,7 +770,6 @@ mod tests {
 
     #[test]
     fn builder_refuses_what_cannot_be_written() {
-        assert!(matches!(Dump::builder().build(), Err(Error::MissingVariant)));
         assert!(matches!(Dump::builder().variant("a/b").build(), Err(Error::InvalidVariant { .. })));
         assert!(matches!(Dump::builder().variant("").build(), Err(Error::InvalidVariant { .. })));
         assert!(matches!(Dump::builder().variant("a\nb").build(), Err(Error::InvalidVariant { .. })));
@@ -914,6 +956,38 @@ mod tests {
         let text = fs::read_to_string(dir.join("burn-check.json")).unwrap();
         assert!(text.ends_with("}\n"));
         fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_dump_without_a_variant_is_written_to_any_path() {
+        let mut dump = Dump::builder().experiment("p00").build().unwrap();
+        assert!(!dump.metadata().contains_key("variant") && dump.stem().is_none());
+        dump.data("w", TensorData::new(vec![1.5f32], [1])).unwrap();
+        let dir = std::env::temp_dir().join(format!("pita-dump-write-to-{}", std::process::id()));
+        let path = dump.write_to(&dir.join("sub").join("mine.SafeTensors")).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), dump.safetensors_bytes().unwrap());
+        assert_eq!(fs::read(dir.join("sub").join("mine.json")).unwrap(), dump.json_bytes().unwrap());
+        dump.write_to(&dir.join("alone.json")).unwrap();
+        assert_eq!(fs::read(dir.join("alone.json")).unwrap(), dump.json_bytes().unwrap());
+        assert!(!dir.join("alone.safetensors").exists());
+        let error = dump.write(&dir).unwrap_err();
+        assert!(matches!(error, Error::MissingVariant), "{error}");
+        assert!(error.to_string().contains("Dump::write_to"), "{error}");
+        for refused in ["mine.npz", "mine", "mine.safetensors.json.x"] {
+            assert!(matches!(dump.write_to(&dir.join(refused)), Err(Error::InvalidPath { .. })), "{refused}");
+        }
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_json_path_is_refused_for_a_dump_too_large_for_the_json_form() {
+        assert!(JSON_TOO_LARGE.contains(&MAX_JSON_ELEMENTS.to_string()));
+        let mut dump = Dump::builder().build().unwrap();
+        dump.data("w", TensorData::new(vec![0u8; MAX_JSON_ELEMENTS + 1], [MAX_JSON_ELEMENTS + 1])).unwrap();
+        let path = std::env::temp_dir().join(format!("pita-dump-large-{}.json", std::process::id()));
+        let error = dump.write_to(&path).unwrap_err();
+        assert_eq!(error.to_string(), format!("{}: {JSON_TOO_LARGE}", path.display()));
+        assert!(!path.exists());
     }
 
     #[test]

@@ -32,12 +32,20 @@ pub enum Error {
         /// Why it is refused.
         reason: &'static str,
     },
-    /// [`DumpBuilder::build`](crate::dump::DumpBuilder::build) was called without a variant.
+    /// [`Dump::write`](crate::dump::Dump::write), which names its files after the variant, was
+    /// called on a dump built without one.
     MissingVariant,
     /// A variant that cannot name a file (`burn-<variant>.safetensors`).
     InvalidVariant {
         /// The variant.
         variant: String,
+        /// Why it is refused.
+        reason: &'static str,
+    },
+    /// A path [`Dump::write_to`](crate::dump::Dump::write_to) cannot write a dump to.
+    InvalidPath {
+        /// The path.
+        path: PathBuf,
         /// Why it is refused.
         reason: &'static str,
     },
@@ -102,8 +110,11 @@ impl fmt::Display for Error {
             Error::Check { message, .. } => f.write_str(message),
             Error::DuplicateTensor { name } => write!(f, "tensor {name:?} is already in the dump"),
             Error::InvalidName { name, reason } => write!(f, "tensor name {name:?}: {reason}"),
-            Error::MissingVariant => f.write_str("a dump needs a variant (DumpBuilder::variant): it names the files"),
+            Error::MissingVariant => {
+                f.write_str("Dump::write names the files after the variant: set one (DumpBuilder::variant), or use Dump::write_to(path)")
+            }
             Error::InvalidVariant { variant, reason } => write!(f, "variant {variant:?}: {reason}"),
+            Error::InvalidPath { path, reason } => write!(f, "{}: {reason}", path.display()),
             Error::ReservedKey { key, hint } => write!(f, "metadata key {key:?} is reserved: {hint}"),
             Error::UnsupportedDtype { name, dtype } => {
                 write!(f, "tensor {name:?}: dtype {dtype} has no dump name (dequantize quantized tensors first)")

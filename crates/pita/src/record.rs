@@ -99,6 +99,50 @@ pub const RECORDING: &str = "pita-record/1";
 /// gradient); a builder that already holds one is refused.
 pub const RECORDING_KEYS: [&str; 5] = ["recording", "execution_order", "steps", "dtype", "no_grad"];
 
+// The convention's names, as `pita/recording.py` (its reference) builds them; the tests hold both
+// to tests/data/recording-convention.json in the pita repository.
+
+/// The largest step number a name holds (nine digits, what `pita trace` reads).
+pub(crate) const MAX_STEP: usize = 999_999_999;
+const PARAM: &str = "param/";
+
+pub(crate) fn param_name(path: &str) -> String {
+    format!("{PARAM}{path}")
+}
+
+pub(crate) fn init_name(path: &str) -> String {
+    format!("init/{path}")
+}
+
+pub(crate) fn grad_name(path: &str) -> String {
+    format!("grad/{path}")
+}
+
+pub(crate) fn step_name(step: usize, path: &str) -> String {
+    format!("step{step}/{path}")
+}
+
+pub(crate) fn loss_name(step: usize) -> String {
+    format!("loss/{step}")
+}
+
+/// `act/<module>` for the first call, `act/<module>#<call>` for a later one.
+pub(crate) fn act_name(module: &str, call: usize) -> String {
+    match call {
+        1 => format!("act/{module}"),
+        n => format!("act/{module}#{n}"),
+    }
+}
+
+/// Refuses a step numbered 0 or beyond [`MAX_STEP`]; `what` names the call (`loss/0`).
+fn check_step(what: &str, step: usize) -> Result<(), Error> {
+    match step {
+        0 => Err(recording(format!("{what}: steps are numbered from 1"))),
+        _ if step > MAX_STEP => Err(recording(format!("{what}: steps are numbered up to {MAX_STEP} (nine digits)"))),
+        _ => Ok(()),
+    }
+}
+
 // burn-store's names for the module types its PyTorch adapter knows (`Struct:<type>`, from the
 // Module derive). The parity test against `BurnToPyTorchAdapter` (feature `store`) checks them.
 const LINEAR: &str = "Struct:Linear";
@@ -165,11 +209,7 @@ fn record_tap<const D: usize>(name: &str, tensor: &Tensor<D>) {
         if let Some(session) = session.borrow_mut().as_mut() {
             let calls = session.calls.entry(name.to_string()).or_insert(0);
             *calls += 1;
-            let full = match *calls {
-                1 => format!("act/{name}"),
-                n => format!("act/{name}#{n}"),
-            };
-            session.taps.push(Entry::new(full, tensor.clone().detach()));
+            session.taps.push(Entry::new(act_name(name, *calls), tensor.clone().detach()));
         }
     });
 }
@@ -225,7 +265,7 @@ impl Recorder {
     ///
     /// Cost: a traversal of the module and a handle per parameter; no device work.
     pub fn params<M: Module>(&mut self, model: &M) -> Result<&mut Self, Error> {
-        let (entries, _) = self.collect(model, "param", Values);
+        let (entries, _) = self.collect(model, &param_name, Values);
         self.add(entries)
     }
 
@@ -233,7 +273,7 @@ impl Recorder {
     /// initialised, before the weights are loaded, so that `pita trace`'s load audit finds the
     /// parameters a load left at their initial values. Same cost as [`params`](Self::params).
     pub fn init_params<M: Module>(&mut self, model: &M) -> Result<&mut Self, Error> {
-        let (entries, _) = self.collect(model, "init", Values);
+        let (entries, _) = self.collect(model, &init_name, Values);
         self.add(entries)
     }
 
@@ -253,17 +293,17 @@ impl Recorder {
         Listening { recorder: self, outer, outer_listening, _thread: PhantomData }
     }
 
-    /// Records the loss of step `step` (1, 2, …) as `loss/<step>`. Fails for a step 0, a loss
-    /// of more than one value (shape other than `[1]`), or a step recorded already.
+    /// Records the loss of step `step` (1, 2, …) as `loss/<step>`. Fails for a step 0 or
+    /// beyond 999_999_999 (nine digits), a loss of more than one value (shape other than `[1]`),
+    /// or a step recorded already.
     pub fn loss(&mut self, step: usize, loss: &Tensor<1>) -> Result<&mut Self, Error> {
-        if step == 0 {
-            return Err(recording("loss/0: steps are numbered from 1"));
-        }
+        let name = loss_name(step);
+        check_step(&name, step)?;
         let dims = loss.dims();
         if dims != [1] {
-            return Err(recording(format!("loss/{step}: a loss is one value, shape [1]; this one has shape {dims:?} (reduce it first)")));
+            return Err(recording(format!("{name}: a loss is one value, shape [1]; this one has shape {dims:?} (reduce it first)")));
         }
-        let entry = Entry::new(format!("loss/{step}"), loss.clone().detach());
+        let entry = Entry::new(name, loss.clone().detach());
         self.add(vec![entry])
     }
 
@@ -280,7 +320,7 @@ impl Recorder {
     /// device), or if the recorder holds gradients already.
     #[cfg(feature = "autodiff")]
     pub fn grads<M: Module>(&mut self, model: &M, grads: &Gradients) -> Result<&mut Self, Error> {
-        let (entries, no_grad) = self.collect(model, "grad", Grads(grads));
+        let (entries, no_grad) = self.collect(model, &grad_name, Grads(grads));
         if entries.is_empty() && !no_grad.is_empty() {
             return Err(recording(
                 "grad/: no parameter of the model has a gradient in these Gradients (is it the autodiff model whose forward computed the loss?)",
@@ -292,15 +332,14 @@ impl Recorder {
     }
 
     /// Records each float parameter of `model` after optimizer step `step` (1, 2, …) as
-    /// `step<step>/<path>`. Fails for a step 0 or a step recorded already.
+    /// `step<step>/<path>`. Fails for a step 0 or beyond 999_999_999 (nine digits), or a step
+    /// recorded already.
     pub fn step<M: Module>(&mut self, step: usize, model: &M) -> Result<&mut Self, Error> {
-        if step == 0 {
-            return Err(recording("step0: steps are numbered from 1"));
-        }
+        check_step(&format!("step{step}"), step)?;
         if self.steps.contains(&step) {
             return Err(recording(format!("step{step} is recorded already")));
         }
-        let (entries, _) = self.collect(model, &format!("step{step}"), Values);
+        let (entries, _) = self.collect(model, &|path| step_name(step, path), Values);
         self.add(entries)?;
         self.steps.insert(step);
         Ok(self)
@@ -316,12 +355,13 @@ impl Recorder {
         self.entries.iter().map(|entry| entry.name.as_str())
     }
 
-    /// Builds the dump from `builder` (give it the variant and any provenance), adds every
-    /// tensor recorded, in its own dtype (the first one names the backend unless the builder
-    /// did), and the metadata `recording` ([`RECORDING`]), `execution_order` (a JSON list of
-    /// the `act/…` names in tap order), `steps` (the number of steps recorded), `dtype`
-    /// (`float32`, `float64`, …: the first parameter's, else the first float tensor's) and,
-    /// when `grads` (feature `autodiff`) found a parameter without a gradient, `no_grad`.
+    /// Builds the dump from `builder` (give it any provenance, and the variant to
+    /// [`write`](Dump::write) it to a folder), adds every tensor recorded, in its own dtype (the
+    /// first one names the backend unless the builder did), and the metadata `recording`
+    /// ([`RECORDING`]), `execution_order` (a JSON list of the `act/…` names in tap order),
+    /// `steps` (the number of steps recorded), `dtype` (`float32`, `float64`, …: the first
+    /// parameter's, else the first float tensor's) and, when `grads` (feature `autodiff`) found
+    /// a parameter without a gradient, `no_grad`.
     ///
     /// Cost: reads every tensor from its device (a sync and an O(n) copy each).
     ///
@@ -351,14 +391,15 @@ impl Recorder {
 
     fn dtype(&self) -> Option<String> {
         let float = |entry: &&Entry| entry.dtype.is_float();
-        let first = self.entries.iter().filter(float).find(|entry| entry.name.starts_with("param/"));
+        let first = self.entries.iter().filter(float).find(|entry| entry.name.starts_with(PARAM));
         first.or_else(|| self.entries.iter().find(float)).map(|entry| dtype_name(entry.dtype))
     }
 
-    /// The entries of `model`'s float parameters, and the paths of those `read` found nothing for.
-    fn collect<M: Module, R: Read>(&self, model: &M, prefix: &str, read: R) -> (Vec<Entry>, Vec<String>) {
+    /// The entries of `model`'s float parameters, named by `name` from their paths, and the
+    /// paths of those `read` found nothing for.
+    fn collect<M: Module, R: Read>(&self, model: &M, name: &dyn Fn(&str) -> String, read: R) -> (Vec<Entry>, Vec<String>) {
         let (path, containers, entries, unread) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let mut visit = Visit { torch: self.torch_names, prefix, read, path, containers, entries, unread };
+        let mut visit = Visit { torch: self.torch_names, name, read, path, containers, entries, unread };
         model.visit(&mut visit);
         (visit.entries, visit.unread)
     }
@@ -455,7 +496,7 @@ impl Read for Grads<'_> {
 /// …) the way burn-store's collector does, and naming each float parameter.
 struct Visit<'p, R> {
     torch: bool,
-    prefix: &'p str,
+    name: &'p dyn Fn(&str) -> String,
     read: R,
     path: Vec<String>,
     containers: Vec<String>,
@@ -511,7 +552,7 @@ impl<R: Read> ModuleVisitor for Visit<'_, R> {
         match self.read.read(param) {
             Some(tensor) => {
                 let tensor = if transpose { tensor.transpose() } else { tensor };
-                self.entries.push(Entry::new(format!("{}/{path}", self.prefix), tensor));
+                self.entries.push(Entry::new((self.name)(&path), tensor));
             }
             None => self.unread.push(path),
         }
@@ -851,6 +892,109 @@ mod tests {
                 compared += 1;
             }
             assert_eq!(compared, dump.len(), "torch {torch}");
+        }
+    }
+}
+
+/// The convention as data, tests/data/recording-convention.json in the pita repository, which
+/// `pita/recording.py`'s tests read too: the names this recorder builds and the keys it refuses.
+#[cfg(test)]
+mod convention {
+    use super::*;
+    use burn::nn::LinearConfig;
+    use burn::tensor::Device;
+    use serde_json::Value;
+    use std::path::Path;
+
+    /// The fixture; None only in a packaged crate, which holds nothing outside the crate.
+    fn fixture() -> Option<Value> {
+        let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let path = crate_dir.join("../../tests/data/recording-convention.json");
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Some(serde_json::from_str(&text).expect("the fixture is JSON")),
+            Err(_) if crate_dir.join("Cargo.toml.orig").exists() => None,
+            Err(error) => panic!("{}: {error}", path.display()),
+        }
+    }
+
+    fn strings(value: &Value) -> Vec<&str> {
+        value.as_array().expect("a list").iter().map(|v| v.as_str().expect("a string")).collect()
+    }
+
+    /// A builder call of the fixture, `["step_name", 1, "fc.weight"]`: its name and arguments.
+    struct Call<'a>(&'a [Value]);
+
+    impl Call<'_> {
+        fn builder(&self) -> &str {
+            self.0[0].as_str().expect("a builder's name")
+        }
+        fn text(&self, i: usize) -> &str {
+            self.0[i].as_str().expect("a string argument")
+        }
+        fn number(&self, i: usize) -> usize {
+            self.0[i].as_u64().expect("a number argument") as usize
+        }
+    }
+
+    #[test]
+    fn builds_the_names_of_the_convention() {
+        let Some(convention) = fixture() else { return };
+        assert_eq!(convention["recording"], RECORDING);
+        assert_eq!(convention["max_number"], MAX_STEP);
+        let mut built = 0;
+        for example in convention["names"].as_array().expect("names") {
+            let Some(build) = example.get("build") else { continue };
+            let call = Call(build.as_array().expect("a builder call"));
+            let name = match call.builder() {
+                "param_name" => param_name(call.text(1)),
+                "init_name" => init_name(call.text(1)),
+                "grad_name" => grad_name(call.text(1)),
+                "act_name" => act_name(call.text(1), call.number(2)),
+                "loss_name" => loss_name(call.number(1)),
+                "step_name" => step_name(call.number(1), call.text(2)),
+                "optim_name" => continue, // burn's recorder records no optimizer state
+                other => panic!("a builder the recorder lacks: {other}"),
+            };
+            assert_eq!(name, example["name"].as_str().expect("a name"));
+            built += 1;
+        }
+        assert!(built >= 10, "{built} names built");
+    }
+
+    #[test]
+    fn refuses_the_step_numbers_the_convention_cannot_hold() {
+        let Some(convention) = fixture() else { return };
+        let device = Device::flex();
+        let model = LinearConfig::new(1, 1).init(&device);
+        let loss = Tensor::<1>::from_floats([0.5], &device);
+        let mut refused = 0;
+        for call in convention["refused"].as_array().expect("refused calls") {
+            let call = Call(call.as_array().expect("a builder call"));
+            let mut recorder = Recorder::new();
+            let result = match call.builder() {
+                "loss_name" => recorder.loss(call.number(1), &loss).map(|_| ()),
+                "step_name" => recorder.step(call.number(1), &model).map(|_| ()),
+                _ => continue, // taps number their calls; no optimizer state
+            };
+            assert!(matches!(result, Err(Error::Recording { .. })), "{:?}", call.0);
+            refused += 1;
+        }
+        assert!(refused >= 4, "{refused} refusals checked");
+        Recorder::new().loss(MAX_STEP, &loss).unwrap().step(MAX_STEP, &model).unwrap();
+    }
+
+    #[test]
+    fn refuses_the_reserved_metadata_keys() {
+        let Some(convention) = fixture() else { return };
+        let metadata = &convention["metadata"];
+        assert_eq!(strings(&metadata["recorder"]), RECORDING_KEYS);
+        for key in strings(&metadata["recorder"]).into_iter().chain(strings(&metadata["provenance"])) {
+            let taken = Recorder::new().into_dump(Dump::builder().metadata(key, "x"));
+            assert!(matches!(taken, Err(Error::ReservedKey { key: ref refused, .. }) if refused == key), "{key}");
+        }
+        for key in strings(&metadata["user"]) {
+            let dump = Recorder::new().into_dump(Dump::builder().metadata(key, "x")).unwrap();
+            assert_eq!(dump.metadata()[key], "x");
         }
     }
 }

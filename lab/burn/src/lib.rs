@@ -73,6 +73,6 @@ mod tests {
         assert_eq!(meta["framework_version"], BURN_VERSION);
         assert_eq!(meta["backend"], "Autodiff<Flex>");
         assert_eq!((meta["experiment"].as_str(), meta["variant"].as_str()), ("p00", "mean"));
-        assert_eq!(dump.stem(), "burn-mean");
+        assert_eq!(dump.stem().as_deref(), Some("burn-mean"));
     }
 }

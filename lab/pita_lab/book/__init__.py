@@ -12,110 +12,75 @@ import sys
 import textwrap
 from pathlib import Path
 
-import jinja2
 import numpy as np
 
+from pita.diagnose import reference_page
 from pita.dump import write_atomically
 from pita.errors import UsageError
 from pita.stats import ulp_distance
-from pita_lab import catalog, repo_root
+from pita_lab import catalog, matrix, repo_root
+from pita_lab.book.defaults import render_defaults_page
+from pita_lab.book.environment import KIND_ZH, MAINLINE_ZH, book_dir, environment
+from pita_lab.book.figures import chapter_figures, render_figures
+from pita_lab.book.navigation import chapter_links, render_diagnosis_page, render_symptoms_page
+from pita_lab.drift import drift_from_committed, render
+from pita_lab.errors import BrokenExperiment
 from pita_lab.experiment import report_url
+from pita_lab.kinds import PITFALL_KINDS
+from pita_lab.listing import catalog_rows
+from pita_lab.matrix_views import STATUS_ZH, catalog_view, chapter_statuses, compare_matrices
 from pita_lab.record import RunRecord
+from pita_lab.store import RecordStore
 
-TEMPLATES = Path(__file__).parent / "templates"
 # A chapter that quotes code from here quotes the user-facing crate, and says how to add it.
 PITA_CRATE_SOURCES = "crates/pita/src/"
-MAINLINE_ZH = {
-    "tensors and shapes": "张量与形状",
-    "init and weight layout": "初始化与权重布局",
-    "forward": "前向",
-    "loss": "loss",
-    "loss → backward": "loss → backward",
-    "backward": "backward",
-    "clipping and accumulation": "梯度裁剪与累积",
-    "optimizer": "优化器",
-    "schedule": "学习率调度",
-    "train/eval": "train/eval",
-    "save/load PyTorch weights": "保存/加载 PyTorch 权重",
-}
-KIND_ZH = {"silent": "静默的数值差异", "panic": "运行期 panic/报错", "compile": "编译错误", "same": "查过：一致"}
-
-
-def book_dir(root: Path) -> Path:
-    return root / "book"
+# The pages beyond the chapters and the catalog (reference pages, images): each renderer takes
+# the checkout and returns path -> text, so `book check` covers them too.
+PAGE_RENDERERS = (render_defaults_page, render_symptoms_page, render_diagnosis_page, render_figures)
+# What `pita book drift` and `pita book update` take for the version matrix, in place of ids.
+MATRIX = "matrix"
 
 
 def render_all(root: Path, ids: list[str] | None = None) -> dict[Path, str]:
     """Chapter path -> rendered text, for every experiment that has a record (or only `ids`,
     without the catalog page)."""
-    chapters = {}
+    chapters, store = {}, RecordStore(root)
     for experiment_id in ids or catalog.chapter_ids():
-        record_path = book_dir(root) / "records" / f"{experiment_id}.json"
-        if record_path.exists():
-            chapters[book_dir(root) / f"{experiment_id}.md"] = render_chapter(root, RunRecord.load(record_path))
+        record = store.committed(experiment_id)
+        if record is not None:
+            chapters[book_dir(root) / f"{experiment_id}.md"] = render_chapter(root, record)
         elif ids:
-            raise UsageError(f"no run record book/records/{experiment_id}.json: run `pita run {experiment_id}` first")
+            raise UsageError(f"no run record {store.shown(store.committed_path(experiment_id))}: run `pita run {experiment_id}` first")
     if not chapters:
-        raise UsageError("no run records in book/records/: run `pita run p12` first")
+        raise UsageError(f"no run records in {store.shown(store.committed_dir)}/: run `pita run p12` first")
     if not ids:
-        from pita.diagnose import reference_page
-
         chapters[book_dir(root) / "README.md"] = render_catalog(root)
         chapters[root / "docs" / "diagnosis.md"] = reference_page()
-        for render_pages in page_renderers():
+        for render_pages in PAGE_RENDERERS:
             chapters.update(render_pages(root))
     return chapters
-
-
-def page_renderers():
-    """The book's pages beyond the chapters and the catalog (reference pages, images): each
-    renderer takes the checkout and returns path -> text, so `book check` covers them too."""
-    from pita_lab.book.defaults import render_defaults_page
-    from pita_lab.book.figures import render_figures
-    from pita_lab.book.navigation import render_diagnosis_page, render_symptoms_page
-
-    return (render_defaults_page, render_symptoms_page, render_diagnosis_page, render_figures)
 
 
 def render_catalog(root: Path) -> str:
     """The catalog page: every chapter along the main line with its measured magnitude, and
     the candidates whose paired run showed no divergence."""
-    from pita_lab.listing import catalog_rows
-    from pita_lab.matrix import STATUS_ZH, book_matrix, catalog_view
-
-    rows = catalog_rows(root)
-    return _environment().get_template("catalog.md.j2").render(
+    rows, store = catalog_rows(root), RecordStore(root)
+    return environment().get_template("catalog.md.j2").render(
         rows=rows,
-        matrix=catalog_view(book_matrix(root)),
+        matrix=catalog_view(store.committed_matrix()),
         status_zh=STATUS_ZH,
         mainline_zh=MAINLINE_ZH,
         kind_zh=KIND_ZH,
+        pitfall_kinds=[kind.value for kind in PITFALL_KINDS],
         experiments=catalog.all_experiments(),
-        tutorials={i: catalog.get(i) for i in catalog.tutorial_ids() if (book_dir(root) / "records" / f"{i}.json").exists()},
-        records={r["id"]: RunRecord.load(book_dir(root) / "records" / f"{r['id']}.json") for r in rows if r["status"] != "not run"},
+        tutorials={i: catalog.get(i) for i in catalog.tutorial_ids() if store.has_committed(i)},
+        records={r["id"]: store.committed(r["id"]) for r in rows if r["status"] != "not run"},
     )
-
-
-def _environment() -> jinja2.Environment:
-    environment = jinja2.Environment(
-        # Shared layouts by name (`layout.md.j2`), chapters by folder (`p12-…/chapter.md.j2`).
-        loader=jinja2.FileSystemLoader([TEMPLATES, catalog.experiments_dir(), catalog.examples_dir(), catalog.guides_dir()]),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    environment.filters.update(g9=lambda v: f"{v:.9g}", e2=lambda v: f"{v:.2e}", tail=_tail)
-    return environment
 
 
 def render_chapter(root: Path, record: RunRecord) -> str:
-    from pita_lab.book.figures import chapter_figures
-    from pita_lab.book.navigation import chapter_links
-    from pita_lab.matrix import book_matrix, chapter_statuses
-
     experiment = catalog.get(record.experiment)
-    template = _environment().get_template(f"{experiment.burn_package}/chapter.md.j2")
+    template = environment().get_template(f"{experiment.burn_package}/chapter.md.j2")
     return template.render(
         mainline_zh=MAINLINE_ZH,
         experiment=experiment,
@@ -132,7 +97,7 @@ def render_chapter(root: Path, record: RunRecord) -> str:
         links=chapter_links(root, experiment.id),
         report_url=report_url,
         figures=chapter_figures(experiment, record),
-        matrix=chapter_statuses(book_matrix(root), experiment.id),
+        matrix=chapter_statuses(RecordStore(root).committed_matrix(), experiment.id),
     )
 
 
@@ -167,7 +132,7 @@ def snippet(path: Path, name: str) -> str:
     lines = path.read_text(encoding="utf-8").splitlines()
     begin = next((i for i, line in enumerate(lines) if line.strip().endswith(f"book:begin {name}")), None)
     if begin is None:
-        raise UsageError(f"{path}: no snippet marker 'book:begin {name}'")
+        raise BrokenExperiment(f"{path}: no snippet marker 'book:begin {name}'")
     end = next(i for i in range(begin + 1, len(lines)) if lines[i].strip().endswith("book:end"))
     return textwrap.dedent("\n".join(lines[begin + 1:end]))
 
@@ -184,21 +149,17 @@ def ratios(reference: dict[str, list], candidate: dict[str, list]) -> tuple[floa
     return min(quotients), max(quotients)
 
 
-def _tail(text: str, count: int) -> str:
-    return "\n".join(text.strip("\n").splitlines()[-count:])
-
-
-def build(ids: list[str] | None = None) -> int:
-
-    for path, text in render_all(repo_root(), ids).items():
+def build(ids: list[str] | None = None, root: Path | None = None) -> int:
+    """Writes the pages the records of `root` (default the checkout) render."""
+    root = root or repo_root()
+    for path, text in render_all(root, ids).items():
         write_atomically(path, text.encode())
-        print(f"wrote {path.relative_to(repo_root())}", file=sys.stderr)
+        print(f"wrote {path.relative_to(root)}", file=sys.stderr)
     return 0
 
 
-def check(ids: list[str] | None = None) -> int:
-
-    root, stale = repo_root(), 0
+def check(ids: list[str] | None = None, root: Path | None = None) -> int:
+    root, stale = root or repo_root(), 0
     for path, text in render_all(root, ids).items():
         committed = path.read_text(encoding="utf-8") if path.exists() else ""
         if committed != text:
@@ -210,51 +171,33 @@ def check(ids: list[str] | None = None) -> int:
 
 
 def _run_records(runs: Path, ids: list[str]) -> dict[str, Path]:
-    """experiment id -> record.json in a folder `pita run` wrote: `runs/<id>/record.json`, or
-    `runs/record.json` itself when it was one experiment's `--out`."""
-    known = set(catalog.chapter_ids())
-    found = {p.parent.name: p for p in sorted(runs.glob("*/record.json")) if p.parent.name in known}
-    if (runs / "record.json").exists():
-        found.setdefault(RunRecord.load(runs / "record.json").experiment, runs / "record.json")
+    """experiment id -> its record in a folder `pita run` wrote (`RecordStore.fresh_paths`), for
+    `ids` (default every one found), in catalog order."""
+    everything = catalog.chapter_ids()
+    found = RecordStore.fresh_paths(runs, everything)
     missing = [i for i in ids if i not in found]
     if missing:
         raise UsageError(f"{runs}: no run record for {', '.join(missing)} (run `pita run {' '.join(missing)}` first)")
     if not found:
         raise UsageError(f"{runs}: no run records (run `pita run p12` or `pita run --all` first)")
-    everything = catalog.chapter_ids()
     return {i: found[i] for i in (ids or sorted(found, key=everything.index))}
 
 
-def drift_from_committed(root: Path, record: RunRecord):
-    """`record` set against the committed record of its experiment (a `DriftReport`), or None
-    when there is none."""
-    from pita_lab.drift import compare_records
-
-    committed = book_dir(root) / "records" / f"{record.experiment}.json"
-    if not committed.exists():
-        return None
-    return compare_records(RunRecord.load(committed), record, catalog.get(record.experiment).platform_tolerance)
-
-
-def drift(ids: list[str] | None, runs: str | Path = "runs") -> int:
+def drift(ids: list[str] | None, runs: str | Path = "runs", root: Path | None = None) -> int:
     """Sets fresh run records against the committed ones: prints the machines and the platform
     differences, and exits 1 when anything changed beyond the experiment's platform tolerance."""
-    from pita_lab.drift import render
-
-    root, changed = repo_root(), []
-    if ids == ["matrix"]:  # the version matrix `pita matrix` wrote in `runs`, against the committed one
-        from pita_lab.matrix import book_matrix, compare_matrices, load
-
-        committed = book_matrix(root)
+    store, changed = RecordStore(root or repo_root()), []
+    if ids == [MATRIX]:  # the version matrix `pita matrix` wrote in `runs`, against the committed one
+        committed = store.committed_matrix()
         if committed is None:
-            raise UsageError("no committed matrix (book/records/matrix.json): run `pita matrix`, then `pita book update matrix`")
-        report = compare_matrices(committed, load(Path(runs) / "matrix.json"))
+            raise UsageError(f"no committed matrix ({store.shown(store.matrix_path)}): run `pita matrix`, then `pita book update matrix`")
+        report = compare_matrices(committed, RecordStore.load_matrix(RecordStore.fresh_matrix_path(Path(runs))))
         sys.stdout.write(render(report))
         return 0 if report.ok else 1
     for experiment_id, path in _run_records(Path(runs), ids or []).items():
-        report = drift_from_committed(root, RunRecord.load(path))
+        report = drift_from_committed(store, RunRecord.load(path))
         if report is None:
-            print(f"{experiment_id}: no committed record (book/records/{experiment_id}.json) to set it against")
+            print(f"{experiment_id}: no committed record ({store.shown(store.committed_path(experiment_id))}) to set it against")
             changed.append(experiment_id)
             continue
         sys.stdout.write(render(report))
@@ -265,26 +208,23 @@ def drift(ids: list[str] | None, runs: str | Path = "runs") -> int:
     return 1 if changed else 0
 
 
-def update(ids: list[str] | None, runs: str | Path = "runs") -> int:
-    """Makes fresh run records the committed ones (book/records/) and renders the book from
-    them: the one step that changes what the book says. Records with a failing claim are refused.
-    `matrix` (alone) commits the version matrix `pita matrix` wrote in `runs`, with its lockfiles."""
-
-    root = repo_root()
-    if ids and "matrix" in ids:
-        from pita_lab.matrix import commit
-
-        if ids != ["matrix"]:
+def update(ids: list[str] | None, runs: str | Path = "runs", root: Path | None = None) -> int:
+    """Makes fresh run records the committed ones (book/records/ of `root`, default the checkout)
+    and renders the book from them: the one step that changes what the book says. Records with a
+    failing claim are refused. `matrix` (alone) commits the version matrix `pita matrix` wrote in
+    `runs`, with its lockfiles."""
+    store = RecordStore(root or repo_root())
+    if ids and MATRIX in ids:
+        if ids != [MATRIX]:
             raise UsageError("pita book update matrix: the matrix is committed on its own (no other ids)")
-        for path in commit(Path(runs)):
+        for path in matrix.commit(store, Path(runs)):
             print(f"updated {path}", file=sys.stderr)
-        return build(None)
+        return build(None, store.root)
     records = {i: RunRecord.load(p) for i, p in _run_records(Path(runs), ids or []).items()}
     failing = [i for i, r in records.items() if not r.ok]
     if failing:
         print(f"book update: not updated: {', '.join(failing)} hold(s) a failing claim; fix the run first", file=sys.stderr)
         return 1
-    for experiment_id, record in records.items():
-        record.save(book_dir(root) / "records" / f"{experiment_id}.json")
-        print(f"updated book/records/{experiment_id}.json", file=sys.stderr)
-    return build(None)
+    for record in records.values():
+        print(f"updated {store.shown(store.commit(record))}", file=sys.stderr)
+    return build(None, store.root)

@@ -6,29 +6,28 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pita.errors import UsageError
 from pita_lab import catalog
+from pita_lab.book.environment import MAINLINE_ZH, book_dir, environment
 from pita_lab.claims import DefaultsDiffer, show_default
+from pita_lab.errors import BrokenExperiment
 from pita_lab.record import RunRecord
+from pita_lab.store import RecordStore
 
 PAGE = "defaults.md"
 
 
 def render_defaults_page(root: Path) -> dict[Path, str]:
-    from pita_lab.book import MAINLINE_ZH, _environment, book_dir
-
-    rows, versions = [], {"torch": set(), "burn": set()}
+    rows, versions, store = [], {"torch": set(), "burn": set()}, RecordStore(root)
     for experiment_id in catalog.ids():
-        record_path = book_dir(root) / "records" / f"{experiment_id}.json"
-        if not record_path.exists():
+        record = store.committed(experiment_id)
+        if record is None:
             continue
-        record = RunRecord.load(record_path)
         found = defaults_rows(catalog.get(experiment_id), record)
         rows += found
         if found:
             for side in versions:
                 versions[side] |= framework_versions(record, side)
-    text = _environment().get_template("defaults.md.j2").render(
+    text = environment().get_template("defaults.md.j2").render(
         rows=rows, mainline_zh=MAINLINE_ZH, torch_version=" / ".join(sorted(versions["torch"])),
         burn_version=" / ".join(sorted(versions["burn"])),
     )
@@ -43,12 +42,12 @@ def defaults_rows(experiment, record: RunRecord) -> list[dict]:
     rows = []
     for claim_id in declared + [r.id for r in record.claims if r.facts and r.id not in declared]:
         result = results.get(claim_id)
-        where = f"book/records/{record.experiment}.json, claim {claim_id}"
+        where = f"{RecordStore.shown_committed(record.experiment)}, claim {claim_id}"
         rerun = f"re-run `pita run {record.experiment}` and `pita book update {record.experiment}`"
         if result is None or result.facts is None:
-            raise UsageError(f"{where}: no defaults recorded (a record from before claims kept facts): {rerun}")
+            raise BrokenExperiment(f"{where}: no defaults recorded (a record from before claims kept facts): {rerun}")
         if not result.ok:
-            raise UsageError(f"{where}: the claim did not hold, so the defaults do not differ: {rerun}")
+            raise BrokenExperiment(f"{where}: the claim did not hold, so the defaults do not differ: {rerun}")
         facts = result.facts
         rows.append({
             "id": record.experiment, "mainline": experiment.mainline, "setting": facts["setting"], "key": facts["key"],

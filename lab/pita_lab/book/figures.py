@@ -14,14 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from pita.compare import TensorResult
 from pita.distribution import merged_histogram
 from pita.report_html import svg_heatmap, svg_histogram
 from pita_lab import catalog
-from pita_lab.claims import Matches, Mismatches
+from pita_lab.claims import Matches
 from pita_lab.record import RunRecord
+from pita_lab.store import RecordStore
 
 FIGURES = "img"  # under book/
-PITFALL_KINDS = ("silent", "panic", "compile", "same")  # every such chapter has a fix to show
 WORDS_ZH = {
     "ulp_axis": "ULP 距离",
     "ulp_axis_note": "ULP 距离（2^k 档：2^k 到 2^(k+1)-1；∞：没有有限距离）",
@@ -50,23 +51,16 @@ def fix_claims(experiment) -> list[Matches]:
     return [c for c in matches if c.id.endswith("fix-matches")] or matches[:1]
 
 
-def control_claim(experiment) -> Mismatches | None:
-    """The negative control: the `Mismatches` claim named `…negative-control`, else the first."""
-    controls = [c for c in experiment.claims if isinstance(c, Mismatches)]
-    named = [c for c in controls if c.id.endswith("negative-control")]
-    return (named or controls or [None])[0]
-
-
-def compared_tensors(record: RunRecord, claim) -> list[dict]:
+def compared_tensors(record: RunRecord, claim) -> list[TensorResult]:
     """The tensors of a claim's comparison as the record keeps them (none where a record older
     than the experiment's declaration lacks the comparison)."""
     found = [c for c in record.comparisons if (c.reference, c.candidate) == (claim.reference, claim.candidate)]
-    return found[0].result["tensors"] if found else []
+    return found[0].tensors if found else []
 
 
 def fix_histogram(record: RunRecord, claim) -> dict | None:
     """The overall ULP histogram of a claim's comparison, or None where the record has none."""
-    return merged_histogram([t.get("ulp_histogram") for t in compared_tensors(record, claim)])
+    return merged_histogram([t.ulp_histogram for t in compared_tensors(record, claim)])
 
 
 def chapter_figures(experiment, record: RunRecord) -> list[Figure]:
@@ -76,11 +70,11 @@ def chapter_figures(experiment, record: RunRecord) -> list[Figure]:
         histogram = fix_histogram(record, claim)
         if histogram:
             figures.append(_histogram_figure(experiment.id, claim, histogram))
-    control = control_claim(experiment)
+    control = experiment.negative_control
     if control is not None:
-        failing = [t for t in compared_tensors(record, control) if t.get("error_map")]
+        failing = [t for t in compared_tensors(record, control) if t.error_map]
         if failing:
-            figures.append(_map_figure(experiment.id, control, max(failing, key=lambda t: t["n"])))
+            figures.append(_map_figure(experiment.id, control, max(failing, key=lambda t: t.n)))
     return figures
 
 
@@ -95,14 +89,14 @@ def _histogram_figure(experiment_id: str, claim, histogram: dict) -> Figure:
     )
 
 
-def _map_figure(experiment_id: str, claim, tensor: dict) -> Figure:
-    error_map = tensor["error_map"]
+def _map_figure(experiment_id: str, claim, tensor: TensorResult) -> Figure:
+    error_map = tensor.error_map
     rows, columns = error_map["view"]
-    shape = f"形状 {tensor['shape']}" + ("" if len(tensor["shape"]) == 2 else f"，按 {rows} 行 × {columns} 列画")
+    shape = f"形状 {tensor.shape}" + ("" if len(tensor.shape) == 2 else f"，按 {rows} 行 × {columns} 列画")
     return Figure(
         path=f"{FIGURES}/{experiment_id}-{claim.reference}-{claim.candidate}-errors.svg",
-        alt=f"负对照 {claim.candidate} 对 {claim.reference} 中 {tensor['name']} 的误差位置图",
-        caption=f"图：负对照 `{claim.candidate}` 对 `{claim.reference}` 中 `{tensor['name']}`（{shape}）的误差位置："
+        alt=f"负对照 {claim.candidate} 对 {claim.reference} 中 {tensor.name} 的误差位置图",
+        caption=f"图：负对照 `{claim.candidate}` 对 `{claim.reference}` 中 `{tensor.name}`（{shape}）的误差位置："
                 "每格是该块元素的最大 |diff|，颜色越深差得越多（对数色阶），蓝框是差得最多的一格。",
         svg=svg_heatmap(error_map, words=WORDS_ZH),
     )
@@ -110,11 +104,11 @@ def _map_figure(experiment_id: str, claim, tensor: dict) -> Figure:
 
 def render_figures(root: Path) -> dict[Path, str]:
     """book/img/<file>.svg -> its text, for every chapter with a record."""
-    pages = {}
+    pages, store = {}, RecordStore(root)
     for experiment_id in catalog.chapter_ids():
-        record_path = root / "book" / "records" / f"{experiment_id}.json"
-        if record_path.exists():
-            for figure in chapter_figures(catalog.get(experiment_id), RunRecord.load(record_path)):
+        record = store.committed(experiment_id)
+        if record is not None:
+            for figure in chapter_figures(catalog.get(experiment_id), record):
                 pages[root / "book" / figure.path] = figure.svg
     return pages
 

@@ -7,8 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pita.diagnose import parse_rule_doc
+from pita.trace import TraceResult
 from pita_lab import catalog
+from pita_lab.book.diagnosis_zh import DIAGNOSIS_ZH
+from pita_lab.book.environment import KIND_ZH, MAINLINE_ZH, environment
+from pita_lab.listing import catalog_rows
 from pita_lab.record import RunRecord
+from pita_lab.store import RecordStore
 from pita_lab.symptoms import SYMPTOMS
 
 SYMPTOMS_PAGE = "symptoms.md"
@@ -23,17 +29,16 @@ def chapter_ids() -> list[str]:
 
 
 def _record(root: Path, experiment_id: str) -> RunRecord | None:
-    path = root / "book" / "records" / f"{experiment_id}.json"
-    return RunRecord.load(path) if path.exists() else None
+    return RecordStore(root).committed(experiment_id)
 
 
 def reported_kinds(run) -> set[str]:
     """The diagnosis kinds one recorded `pita compare` reported on its tensors, or one recorded
     `pita trace` at its first divergence."""
-    result = run.result or {}
-    found = [d for t in result.get("tensors", []) for d in t.get("diagnosis") or []]
-    found += (result.get("first_divergence") or {}).get("diagnosis") or []
-    return {d["kind"] for d in found}
+    result = run.result
+    if isinstance(result, TraceResult):
+        return {d.kind for d in result.first_divergence.diagnosis} if result.first_divergence else set()
+    return {d.kind for t in run.tensors for d in t.diagnosis}
 
 
 def diagnosed_kinds(record: RunRecord) -> list[str]:
@@ -62,8 +67,6 @@ def chapter_links(root: Path, experiment_id: str) -> dict:
 def symptom_groups(root: Path) -> list[dict]:
     """Each symptom with the chapters that declare it, as rows of the catalog page (magnitude as
     measured), in main-line order."""
-    from pita_lab.listing import catalog_rows
-
     rows = {row["id"]: row for row in catalog_rows(root)}
     for other_id in catalog.chapter_ids():  # tutorials and guides: no main-line stage, no magnitude
         if other_id not in rows and _record(root, other_id):
@@ -77,30 +80,21 @@ def symptom_groups(root: Path) -> list[dict]:
 
 
 def render_symptoms_page(root: Path) -> dict[Path, str]:
-    from pita_lab.book import KIND_ZH, MAINLINE_ZH, _environment
-
-    text = _environment().get_template("symptoms.md.j2").render(
+    text = environment().get_template("symptoms.md.j2").render(
         groups=symptom_groups(root), mainline_zh=MAINLINE_ZH, kind_zh=KIND_ZH)
     return {root / "book" / SYMPTOMS_PAGE: text}
 
 
 def parse_doc_zh(rule) -> tuple[str, dict[str, str]]:
-    """A rule's Chinese doc (`DOC_ZH` in its module, next to the English docstring): the summary
-    after `kind：` and the text of each section in SECTIONS_ZH. Raises when one is missing."""
-    doc = getattr(rule, "DOC_ZH", None)
+    """A rule's doc in Chinese (`DIAGNOSIS_ZH`, by its kind): the summary after `kind：` and the
+    text of each section in SECTIONS_ZH. Raises when the doc or a part of it is missing."""
+    doc = DIAGNOSIS_ZH.get(rule.KIND)
     if not doc:
-        raise ValueError(f"diagnosis rule {rule.__name__} has no DOC_ZH (its doc in Chinese, for book/{DIAGNOSIS_PAGE})")
-    head, *body = doc.strip().splitlines()
-    summary = head.split("：", 1)[1].strip() if "：" in head else ""
-    sections, current = {title: [] for title in SECTIONS_ZH}, None
-    for line in body:
-        if line.strip() in SECTIONS_ZH:
-            current = line.strip()
-        elif current and line.strip():
-            sections[current].append(line.strip())
-    missing = [title for title, text in sections.items() if not text]
-    if not summary or missing:
-        raise ValueError(f"diagnosis rule {rule.__name__}: DOC_ZH lacks {missing or 'its summary after「kind：」'}")
+        raise ValueError(f"diagnosis rule {rule.KIND} has no doc in Chinese (pita_lab/book/diagnosis_zh.py, for book/{DIAGNOSIS_PAGE})")
+    try:
+        summary, sections = parse_rule_doc(doc, SECTIONS_ZH)
+    except ValueError as error:
+        raise ValueError(f"diagnosis rule {rule.KIND}: its doc in Chinese {error}") from None
     return summary, {title: join_wrapped(lines) for title, lines in sections.items()}
 
 
@@ -142,12 +136,11 @@ def diagnosis_examples(root: Path) -> dict[str, list[dict]]:
 def render_diagnosis_page(root: Path) -> dict[Path, str]:
     from pita.diagnose import RULES
     from pita.diagnose.base import EXPLAINED, SAMPLE
-    from pita_lab.book import _environment
 
     rules = []
     for rule in RULES:
         summary, sections = parse_doc_zh(rule)
         rules.append({"kind": rule.KIND, "summary": summary, "sections": sections})
-    text = _environment().get_template("diagnosis.md.j2").render(
+    text = environment().get_template("diagnosis.md.j2").render(
         rules=rules, examples=diagnosis_examples(root), sample=SAMPLE, explained=EXPLAINED)
     return {root / "book" / DIAGNOSIS_PAGE: text}
