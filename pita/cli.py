@@ -1,17 +1,23 @@
 """The `pita` command line. Data goes to stdout, progress and errors to stderr.
 
 Exit codes: 0 everything held, 1 a mismatch or a failed claim, 2 unusable input or arguments,
-3 a bug in pita (with its traceback).
+or an output that could not be written (stdout closed, full or over a file-size limit; a reader
+that closed the pipe early, as `| head` does, ends pita quietly with 2: the report was not
+delivered whole), 3 a bug in pita (with its traceback).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import signal
 import sys
 import traceback
 from importlib.metadata import entry_points
 
 from pita.errors import EXIT_BUG, EXIT_USAGE, UsageError
+from pita.text import printable
 
 # Other packages add commands through this entry-point group: each entry is a function taking
 # argparse's subparsers (pita's lab registers its own there, from a source checkout).
@@ -21,9 +27,38 @@ LAB_MISSING = ("pita {command} is not a command of this pita ({known}); it may b
                "checkout and is not installed here: clone the repository and run scripts/setup")
 
 
+# The distribution's name on the package index: `pita` there is another project, which also
+# installs a package and a command named `pita` (ARCHITECTURE.md, "A name of our own").
+DISTRIBUTION = "pita-parity"
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line and exit 2, as for any other unusable input
         raise UsageError(f"{self.prog}: {message}")
+
+
+class _Version(argparse.Action):
+    """`pita --version`: the distribution and its version on stdout; on stderr, any other
+    installed distribution that also provides the package `pita` (they overwrite each other)."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, help=f"print the distribution ({DISTRIBUTION}) and its version, then exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from importlib import metadata
+
+        import pita
+
+        write_stdout([f"{DISTRIBUTION} {pita.__version__}\n"])  # a full or closed stdout: one line, exit 2
+        others = sorted({name for name in metadata.packages_distributions().get("pita", []) if _normal(name) != DISTRIBUTION})
+        for name in others:
+            print(f"pita: warning: the distribution {name!r} {metadata.version(name)} also installs the package `pita` here, "
+                  f"and the two overwrite each other's files: uninstall both, then install {DISTRIBUTION} again", file=sys.stderr)
+        parser.exit()
+
+
+def _normal(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _parser_and_commands():
     """The parser; its subcommands; whether any plugin (pita's lab) added commands."""
     parser = _Parser(prog="pita", description="Checks PyTorch-to-burn ports: dumps, parity, diagnosis; in a checkout, the lab's experiments and handbook.")
+    parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     compare = commands.add_parser("compare", help="compare two dumps (reference first)")
@@ -81,60 +117,135 @@ def _tolerance_and_rules(args):
     from pita.tolerance import Tolerance
 
     tolerance = Tolerance.from_options(atol=args.atol, rtol=args.rtol, ulp=args.ulp, equal_nan=args.equal_nan)
-    return tolerance, load_rules(args.rules) if args.rules else None
+    if args.rules == "":
+        raise UsageError("--rules: empty path: name a rules file")
+    return tolerance, load_rules(args.rules) if args.rules is not None else None
 
 
 def _compare(args) -> int:
     from pita.compare import compare_dumps
     from pita.dump import read_dump, write_atomically
-    from pita.report import render_json, render_text
+    from pita.json_stream import comparison_chunks
+    from pita.report import render_text
 
     tolerance, rules = _tolerance_and_rules(args)
     reference, candidate = read_dump(args.reference), read_dump(args.candidate)
-    reference64 = read_dump(args.reference64) if args.reference64 else None
-    html_path = _checked_output("--html", args.html) if args.html else None
-    json_path = _checked_output("--json", args.json) if args.json else None
+    reference64 = read_dump(args.reference64) if args.reference64 is not None else None
+    inputs = (args.reference, args.candidate, args.reference64, args.rules)
+    html_path, json_path = _checked_outputs(inputs, ("--html", args.html), ("--json", args.json))
     result = compare_dumps(reference, candidate, tolerance, allow_input_mismatch=args.allow_input_mismatch,
-                           rules=rules, reference64=reference64, distributions=args.histogram or bool(args.html))
+                           rules=rules, reference64=reference64, distributions=args.histogram or html_path is not None)
     if html_path:
         from pita.report_html import render_html
 
         write_atomically(html_path, render_html(result).encode())
-    return _report(result, render_json(result), render_text(result), args.format, json_path)
+    return _report(result, lambda: comparison_chunks(result), lambda: render_text(result), args.format, json_path)
 
 
-def _report(result, json_text: str, text: str, output_format: str, json_path) -> int:
-    """Writes the JSON file if asked, prints the result in the format asked; the exit code."""
+def _report(result, json_pieces, text, output_format: str, json_path) -> int:
+    """Writes the JSON file if asked, prints the result in the format asked; the exit code.
+    The JSON is made, in pieces, once for each place it goes (`pita.json_stream`), never whole."""
     if json_path:
         from pita.dump import write_atomically
 
-        write_atomically(json_path, json_text.encode())
-    sys.stdout.write(json_text if output_format == "json" else text)
+        write_atomically(json_path, json_pieces())
+    write_stdout(json_pieces() if output_format == "json" else [text()])
     return 0 if result.ok else 1
 
 
-def _checked_output(option: str, path: str):
-    """An output path that can be written, checked before the comparison runs (a long one would
-    otherwise end in the error): a file in an existing folder, not a folder itself."""
+def _checked_outputs(inputs, *outputs: tuple[str, str | None]) -> list:
+    """Each output path (None where the option is not given), checked before the comparison runs
+    (a long one would otherwise end in the error): a file in an existing folder; not empty, not a
+    folder, a FIFO, a device or a socket; not one of the files the inputs were read from, by path or
+    by identity (a link to one), nor the path of another output."""
     from pathlib import Path
 
-    target = Path(path)
-    if target.is_dir():
-        raise UsageError(f"{option} {path}: is a folder, not a file")
-    if not target.parent.is_dir():
-        raise UsageError(f"{option} {path}: folder {target.parent} does not exist")
-    return target
+    from pita.dump import check_destination, files_read
+    from pita.files import shown
+
+    read = {}
+    for given in (path for path in inputs if path is not None):
+        for file in files_read(given):
+            with contextlib.suppress(OSError, ValueError):
+                status = os.stat(file)
+                read[(status.st_dev, status.st_ino)] = read[os.path.realpath(file)] = (given, file)
+    checked, written = [], {}
+    for option, path in outputs:
+        if path is None:
+            checked.append(None)
+            continue
+        if not path:
+            raise UsageError(f"{option}: empty path: name the file to write")
+        target = Path(path)
+        if target.is_dir():
+            raise UsageError(f"{option} {path}: is a folder, not a file")
+        if not target.parent.is_dir():
+            raise UsageError(f"{option} {path}: folder {target.parent} does not exist")
+        try:
+            check_destination(target)
+        except UsageError as error:
+            raise UsageError(f"{option} {error}") from None
+        keys = [os.path.realpath(target)]
+        with contextlib.suppress(OSError, ValueError):
+            status = os.stat(target)
+            keys.append((status.st_dev, status.st_ino))
+        source = next((read[key] for key in keys if key in read), None)
+        if source is not None:
+            given, file = source
+            what = f"the input {shown(given)}" if os.fspath(file) == os.fspath(given) else f"{shown(file)}, read through the input {shown(given)}"
+            raise UsageError(f"{option} {shown(path)}: is {what} (the same file): writing there would destroy it; name another file")
+        if keys[0] in written:
+            raise UsageError(f"{option} {shown(path)}: {written[keys[0]]} names the same file; name two files")
+        written[keys[0]] = option
+        checked.append(target)
+    return checked
 
 
 def _trace(args) -> int:
     from pita.dump import read_dump
-    from pita.trace import render_trace_json, render_trace_text, trace_dumps
+    from pita.json_stream import json_chunks
+    from pita.trace import render_trace_text, trace_dumps
 
     tolerance, rules = _tolerance_and_rules(args)
     reference, candidate = read_dump(args.reference), read_dump(args.candidate)
-    json_path = _checked_output("--json", args.json) if args.json else None
+    (json_path,) = _checked_outputs((args.reference, args.candidate, args.rules), ("--json", args.json))
     result = trace_dumps(reference, candidate, tolerance, rules, allow_input_mismatch=args.allow_input_mismatch)
-    return _report(result, render_trace_json(result), render_trace_text(result), args.format, json_path)
+    return _report(result, lambda: json_chunks(result.to_dict()), lambda: render_trace_text(result), args.format, json_path)
+
+
+STDOUT_CLOSED = "stdout is closed: pita prints its report there (redirect it to /dev/null to discard it)"
+
+
+def write_stdout(pieces) -> None:
+    """Writes text to stdout and flushes it. A stdout that cannot take it (full, over a file-size
+    limit) is `UsageError`; a reader that closed the pipe, `BrokenPipeError` (main ends quietly)."""
+    if sys.stdout is None:
+        raise UsageError(STDOUT_CLOSED)
+    try:
+        for piece in pieces:
+            sys.stdout.write(piece)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        _discard_stdout()
+        raise UsageError(f"cannot write the report to stdout ({error.strerror or error})") from None
+
+
+def _discard_stdout() -> None:
+    """Points stdout at /dev/null, so that what is left in its buffer does not fail again (with a
+    traceback) when Python flushes it on the way out."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
+def _file_size_limit_as_error() -> None:
+    """A write over the file-size limit (`ulimit -f`) then fails with EFBIG, which pita reports,
+    instead of SIGXFSZ killing the process with the output cut short."""
+    with contextlib.suppress(AttributeError, ValueError, OSError):  # no such signal here; not the main thread
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
 
 def _add_plugin_commands(commands) -> bool:
@@ -154,14 +265,22 @@ def _refuse_unknown_without_lab(argv: list[str], commands) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    _file_size_limit_as_error()
     try:
+        if sys.stdout is None:
+            raise UsageError(STDOUT_CLOSED)
         parser, commands, lab = _parser_and_commands()
         if not lab:
             _refuse_unknown_without_lab(argv, commands)
         args = parser.parse_args(argv)
-        return args.handler(args)
+        code = args.handler(args)
+        write_stdout([])  # what a command printed reached stdout, or this says why not
+        return code
     except UsageError as error:
-        print(f"error: {error.cli_message}", file=sys.stderr)
+        print(f"error: {printable(error.cli_message)}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:  # the reader closed the pipe (`| head`): nothing to say to anyone
+        _discard_stdout()
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -11,6 +11,7 @@ float32 and float64 pita's own.
 from __future__ import annotations
 
 import math
+import unicodedata
 from dataclasses import asdict, dataclass, field, fields
 from decimal import Decimal
 
@@ -28,7 +29,7 @@ from pita.recording import INIT
 from pita.rules import Rules
 from pita.stats import ULP_UNBOUNDED, measure
 from pita.strict_json import unspelt
-from pita.tolerance import Tolerance, compares_exactly
+from pita.tolerance import INF_POLICY, Tolerance, compares_exactly
 
 DEFAULT_TOLERANCE = Tolerance.from_options()  # what `pita compare` uses without tolerance options
 COMPARE_FORMAT = "pita-compare/1"  # the JSON form of a ComparisonResult
@@ -47,6 +48,81 @@ def tolerance_to_dict(tolerance: Tolerance) -> dict:
 
 def tolerance_from_dict(data: dict) -> Tolerance:
     return Tolerance(**{key: value for key, value in data.items() if key != "formula"})
+
+
+@dataclass(frozen=True)
+class AppliedTolerance:
+    """A tolerance some tensors of a comparison were judged by. `dtypes`: the pair's dtype (`F32`),
+    or `reference/candidate` where they differ (`F32/BF16`); `source`: `comparison` (the one asked
+    for), `dtype` (the dtypes' defaults, as torch.testing's), `exact` (integers and bools take
+    part), `rules` (a rules-file entry); `tensors`: how many were judged by it."""
+
+    dtypes: str
+    source: str
+    tolerance: Tolerance
+    tensors: int = 1
+
+    @property
+    def label(self) -> str:
+        return self.dtypes + (" (rules file)" if self.source == "rules" else "")
+
+    def short(self, nominal: Tolerance) -> str:
+        """`1e-05+0.016*|reference|`, `exact`; with the NaN policy where it is not `nominal`'s."""
+        text = "exact" if self.source == "exact" else self.tolerance.short()
+        return text + (f" ({self.tolerance.nan_policy()})" if self.source != "exact" and self.tolerance.equal_nan != nominal.equal_nan else "")
+
+    def bounds(self, nominal: Tolerance) -> str:
+        """`atol=1e-05 rtol=0.016` (and `ulp=4`), `exact`, as the `tolerance:` line lists it."""
+        if self.source == "exact":
+            return "exact"
+        t = self.tolerance
+        text = f"atol={t.atol:g} rtol={t.rtol:g}" + (f" ulp={t.ulp}" if t.ulp is not None else "")
+        return text + (f" ({t.nan_policy()})" if t.equal_nan != nominal.equal_nan else "")
+
+    def to_dict(self) -> dict:
+        return {"dtypes": self.dtypes, "source": self.source, "tensors": self.tensors, "tolerance": tolerance_to_dict(self.tolerance)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> AppliedTolerance:
+        return cls(data["dtypes"], data["source"], tolerance_from_dict(data["tolerance"]), data["tensors"])
+
+
+def as_asked(applied: list[AppliedTolerance]) -> bool:
+    """Whether every tensor was judged by the comparison's own tolerance (or nothing was compared)."""
+    return all(a.source == "comparison" for a in applied)
+
+
+def shown_tolerance(nominal: Tolerance, applied: list[AppliedTolerance]) -> str:
+    """The tolerance as a verdict line shows it (`tol=...`): the comparison's own when it judged
+    every tensor, else each applied one by dtype pair (`F32:1e-06; F32/BF16:1e-05+0.016*|reference|`)."""
+    if as_asked(applied):
+        return nominal.short()
+    return "; ".join(f"{a.label}:{a.short(nominal)}" for a in applied)
+
+
+def tolerance_text(nominal: Tolerance, applied: list[AppliedTolerance]) -> str:
+    """The `tolerance:` line: the comparison's formula when it judged every tensor, else the
+    formula with the bounds applied to each dtype pair."""
+    if as_asked(applied):
+        return nominal.formula()
+    ulp = " (or ULP distance <= ulp)" if any(a.tolerance.ulp is not None for a in applied if a.source != "exact") else ""
+    pairs = "; ".join(f"{a.label} {a.bounds(nominal)}" for a in applied)
+    return f"|candidate - reference| <= atol + rtol*|reference|{ulp}, by dtype: {pairs}. {nominal.nan_policy()}; {INF_POLICY}"
+
+
+def nfc_twins(missing: list[str], extra: list[str]) -> list[str]:
+    """A note for names on both lists that differ only in Unicode normalisation (`café` as one
+    code point or as `e` and a combining accent), which print alike: each with its escaped form."""
+    by_form = {}
+    for name in extra:
+        by_form.setdefault(unicodedata.normalize("NFC", name), name)
+    twins = [(name, by_form[form]) for name in missing if (form := unicodedata.normalize("NFC", name)) in by_form]
+    if not twins:
+        return []
+    shown = ", ".join(f"{ascii(ours)} (reference) and {ascii(theirs)} (candidate)" for ours, theirs in twins[:5])
+    more = f" and {len(twins) - 5} more" if len(twins) > 5 else ""
+    return [f"{len(twins)} unpaired name(s) differ only in Unicode normalisation (NFC/NFD), so they print alike: {shown}{more}; "
+            "write the names in one normalisation on both sides, or map them with a [[rename]] rule"]
 
 
 @dataclass(frozen=True)
@@ -137,14 +213,19 @@ class ComparisonResult:
     extra: list[str]
     mappings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the dump readers said (files skipped, ...)
+    applied: list[AppliedTolerance] = field(default_factory=list)  # the tolerances the tensors were judged by, per dtype pair
 
     @property
     def ok(self) -> bool:
-        return not self.missing and not self.extra and all(t.ok for t in self.tensors)
+        """Every tensor paired and within its tolerance, and at least one compared: nothing
+        compared is never OK."""
+        return bool(self.tensors) and not self.missing and not self.extra and all(t.ok for t in self.tensors)
 
     @property
     def worst(self) -> float:
-        return max((t.max_abs_diff for t in self.tensors), default=0.0)
+        """The largest max|diff|; NaN where some tensor's worst element is undefined (a NaN in it)."""
+        diffs = [t.max_abs_diff for t in self.tensors]
+        return math.nan if any(math.isnan(d) for d in diffs) else max(diffs, default=0.0)
 
     def to_dict(self) -> dict:
         return {
@@ -158,6 +239,7 @@ class ComparisonResult:
             "missing": self.missing,
             "extra": self.extra,
             "mappings": self.mappings,
+            **({"applied": [a.to_dict() for a in self.applied]} if self.applied else {}),  # none: nothing compared
             "tensors": [t.to_dict() for t in self.tensors],
         }
 
@@ -168,7 +250,8 @@ class ComparisonResult:
         check_format(data, COMPARE_FORMAT, "pita compare result")
         return cls(reference=data["reference"], candidate=data["candidate"], tolerance=tolerance_from_dict(data["tolerance"]),
                    tensors=[TensorResult.from_dict(t) for t in data["tensors"]], missing=data["missing"], extra=data["extra"],
-                   mappings=data["mappings"], notes=data["notes"])
+                   mappings=data["mappings"], notes=data["notes"],
+                   applied=[AppliedTolerance.from_dict(a) for a in data.get("applied", [])])
 
 
 def check_same_inputs(reference: Dump, candidate: Dump) -> None:
@@ -221,10 +304,13 @@ def compare_dumps(
     alignment = align(reference_tensors, candidate_tensors)
     exact = float64_references(reference64, rules, reference_tensors, alignment.pairs)
     context = diagnose.Context(batch_sizes={b for b in (reference.batch_size, candidate.batch_size) if b})
-    tensors = []
+    tensors, applied = [], {}
     for name in alignment.pairs:
         ours, theirs = reference_tensors[name], candidate_tensors[name]
         own, source, note = tensor_tolerance(name, ours.dtype, theirs.dtype, tolerance, rules)
+        dtypes = "/".join(dict.fromkeys(dtype_name(d) or str(d) for d in (ours.dtype, theirs.dtype)))
+        key = (dtypes, source or "comparison", own)
+        applied[key] = applied.get(key, 0) + 1
         result = compare_tensor(name, ours, theirs, own, context)
         if source:
             result.tolerance = "exact" if source == "exact" else own.short()
@@ -247,7 +333,8 @@ def compare_dumps(
         extra=alignment.extra,
         mappings=reference_mappings + candidate_mappings,
         notes=[f"{side}: {note}" for side, dump in (("reference", reference), ("candidate", candidate))
-               for note in getattr(dump, "notes", [])],
+               for note in getattr(dump, "notes", [])] + nfc_twins(alignment.missing, alignment.extra),
+        applied=[AppliedTolerance(dtypes, source, own, count) for (dtypes, source, own), count in applied.items()],
     )
 
 
@@ -328,6 +415,8 @@ def _fill(result: TensorResult, stats, reference, candidate) -> None:
     if stats.worst >= 0:
         result.worst_index = index(stats.worst)
         [result.worst_reference], [result.worst_candidate] = values(reference, [stats.worst]), values(candidate, [stats.worst])
+        if math.isinf(stats.max_abs_diff) and any(isinstance(v, float) and math.isnan(v) for v in (result.worst_reference, result.worst_candidate)):
+            result.max_abs_diff = math.nan  # |NaN - x| is NaN: undefined, not infinite (measure ranks it as inf)
     if stats.max_ulp_at >= 0:
         result.max_ulp_index = index(stats.max_ulp_at)
     result.examples = [
@@ -406,6 +495,8 @@ def _significant_bits(value: float) -> int:
 def _round_up(value: float, strictly: bool = False) -> str:
     """`value` to three significant digits such that the text, read back as a float, is at least
     `value` (above it, when `strictly`). Exact down to the smallest subnormal."""
+    if math.isnan(value):
+        return "nan"  # no number is at least NaN
     enough = (lambda text: float(text) > value) if strictly else (lambda text: float(text) >= value)
     text = f"{value:.3g}"
     shown = Decimal(text)

@@ -29,8 +29,13 @@ _LOW_BITS = 32  # distances are split here so that their bit length is found exa
 
 
 def bin_edges(bins: int) -> list[int]:
-    """The lower bounds of the first `bins` log2 bins: 0, 1, 2, 4, 8, …"""
-    return [0] + [1 << (k - 1) for k in range(1, bins)]
+    """The lower bounds of the first `bins` log2 bins: 0, 1, 2, 4, 8, … One list per length, shared
+    by every histogram of that length (100,000 tensors would otherwise hold 100,000 copies of it
+    and their large ints, 70 MB): read it, never change it."""
+    return _BIN_EDGES[bins] if 0 <= bins < len(_BIN_EDGES) else [0] + [1 << (k - 1) for k in range(1, bins)]
+
+
+_BIN_EDGES = [[0] + [1 << (k - 1) for k in range(1, bins)] for bins in range(67)]
 
 
 def bin_labels(edges: list[int]) -> list[str]:

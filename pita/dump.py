@@ -23,6 +23,7 @@ import tempfile
 import zipfile
 import zlib
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -204,22 +205,76 @@ def _skip_note(reason: tuple[str, str], names: list[str], shown_at_most: int = 5
     return f"skipped {what} ({why}): {listed}{more}"
 
 
+def files_read(path: str | os.PathLike) -> list[Path]:
+    """The files reading `path` opens: the file itself; a sharded index and its shards; in a
+    folder, every dump file and index and the shards they name. What a writer must never replace
+    (`pita compare --html` refuses each of them as an output). Call it after `read_dump(path)`
+    succeeded: the index is read again, and anything that cannot be listed is left out."""
+    path = Path(path)
+    try:
+        folder = stat.S_ISDIR(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return [path]
+    if folder:
+        files = [path / entry.name for entry in _listing(path) if not entry.name.startswith(".")
+                 and (is_index(entry.name) or Path(entry.name).suffix.lower() in SUFFIXES)]
+    else:
+        files = [path]
+    for index in [f for f in files if is_index(f.name)]:
+        with contextlib.suppress(UsageError):
+            _, weight_map, _ = _sharded_index(index)
+            files += [index.parent / shard for shard in sorted(set(weight_map.values()))]
+    return files
+
+
 # --- writing -----------------------------------------------------------------------------------
 
 
 def write_dump(dump: Dump, path: str | os.PathLike) -> Path:
     """Writes `dump` in the format its suffix names, atomically."""
-    path = Path(path)
-    if is_index(path.name):
-        raise UsageError(f"{shown(path)}: pita reads sharded checkpoints ({INDEX_SUFFIX}) but does not write them: write one .safetensors file")
-    writers = {".safetensors": _safetensors_bytes, ".json": _json_bytes, ".npz": _npz_bytes}
-    writer = writers.get(path.suffix.lower())
-    if writer is None:
-        raise UsageError(f"{shown(path)}: unknown dump suffix {_brief(path.suffix)} (expected {', '.join(SUFFIXES)})")
+    path = check_dump_path(path)
+    writer = {".safetensors": _safetensors_bytes, ".json": _json_bytes, ".npz": _npz_bytes}[path.suffix.lower()]
     if len(dump.tensors) > MAX_TENSORS:
         raise UsageError(f"{shown(path)}: {len(dump.tensors)} tensors, more than the {MAX_TENSORS} pita reads in a dump")
     write_atomically(path, writer(dump))
     return path
+
+
+def check_dump_path(path: str | os.PathLike) -> Path:
+    """`path` as `write_dump` checks it before writing, without writing anything, so that a caller
+    can refuse an unusable path before a long run (`pita.torch.record` does): a suffix pita writes
+    (a sharded index is not one), and a place a file can be written to (`check_destination`)."""
+    path = Path(path)
+    if is_index(path.name):
+        raise UsageError(f"{shown(path)}: pita reads sharded checkpoints ({INDEX_SUFFIX}) but does not write them: write one .safetensors file")
+    if path.suffix.lower() not in SUFFIXES:
+        raise UsageError(f"{shown(path)}: unknown dump suffix {_brief(path.suffix)} (expected {', '.join(SUFFIXES)})")
+    check_destination(path)
+    return path
+
+
+def check_destination(path: Path) -> None:
+    """Refuses (`UsageError`) a path no file can be written to: one that is a folder, a FIFO, a
+    device or a socket (renaming over it would replace it), or whose nearest existing folder
+    above it is not a folder or cannot be written to (the writer creates missing folders)."""
+    try:
+        status = os.stat(path)
+    except FileNotFoundError:
+        status = None
+    except (OSError, ValueError) as error:  # a parent that is a file, a name too long, a NUL byte, ...
+        raise UsageError(f"{shown(path)}: cannot write ({getattr(error, 'strerror', None) or error})") from None
+    if status is not None and not stat.S_ISREG(status.st_mode):
+        kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                 (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+        kind = next((name for test, name in kinds if test(status.st_mode)), "a special file")
+        raise UsageError(f"{shown(path)}: {kind}, not a regular file (pita writes regular files only)")
+    folder = path.absolute().parent
+    while not os.path.lexists(folder) and folder.parent != folder:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise UsageError(f"{shown(path)}: cannot write ({shown(folder)} is not a folder)")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"{shown(path)}: cannot write (folder {shown(folder)}: permission denied)")
 
 
 def _umask() -> int:
@@ -229,11 +284,17 @@ def _umask() -> int:
     return mask
 
 
-def write_atomically(path: str | os.PathLike, data: bytes) -> None:
-    """Writes `data` to a temporary file in the same folder, flushed to disk, then renames it over
-    `path`: a reader sees the old file or the new one, never part of one. A write that fails (a
-    full disk) leaves the old file, removes the temporary one and raises `UsageError`."""
+def write_atomically(path: str | os.PathLike, data: bytes | Iterable[str]) -> None:
+    """Writes `data` (bytes, or text in pieces, written as UTF-8 one piece at a time) to a
+    temporary file in the same folder, flushed to disk, then renames it over `path`: a reader sees
+    the old file or the new one, never part of one. A write that fails (a full disk, a file-size
+    limit) leaves the old file, removes the temporary one and raises `UsageError`; so does a path
+    that is empty, a folder, a FIFO, a device or a socket (`check_destination`), which the rename
+    would replace with a regular file."""
+    if not os.fspath(path):
+        raise UsageError("empty path: name the file to write")
     path = Path(path)
+    check_destination(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
@@ -241,7 +302,11 @@ def write_atomically(path: str | os.PathLike, data: bytes) -> None:
         raise UsageError(f"{shown(path)}: cannot write ({error.strerror or error})") from None
     try:
         with os.fdopen(fd, "wb") as file:
-            file.write(data)
+            if isinstance(data, (bytes, bytearray, memoryview)):
+                file.write(data)
+            else:
+                for piece in data:
+                    file.write(piece.encode())
             file.flush()
             os.fchmod(file.fileno(), 0o666 & ~_umask())  # mkstemp's 0600 would hide the file from others
             os.fsync(file.fileno())

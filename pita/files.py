@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from pita.errors import UsageError
+from pita.text import printable
 
 
 @dataclass(frozen=True)
@@ -35,8 +36,7 @@ class FileIdentity:
 def shown(path: str | os.PathLike) -> str:
     """A path as messages and reports print it: on one line, control characters and bytes that
     are not UTF-8 escaped (a newline in a file name must not start a new report line)."""
-    text = os.fspath(path)
-    return text if text.isprintable() else repr(text)[1:-1]
+    return printable(os.fspath(path))
 
 
 def read_regular_file(path: str | os.PathLike, max_bytes: int, what: str) -> bytes:

@@ -35,7 +35,7 @@ MAX_NUMBER = 999_999_999  # k and n have at most nine digits: a name never holds
 
 PARAM, ACT, LOSS, GRAD, INIT = "param/", "act/", "loss/", "grad/", "init/"
 
-RECORDER_KEYS = ("recording", "execution_order", "steps", "dtype", "no_grad")  # written by the recorder itself
+RECORDER_KEYS = ("recording", "execution_order", "steps", "dtype", "no_grad", "densified")  # written by the recorder itself
 PROVENANCE_KEYS = ("format", "framework", "framework_version")  # written by every dump writer itself
 
 _NUMBER = r"([1-9][0-9]{0,8})"

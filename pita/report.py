@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 
-from pita.compare import ComparisonResult, TensorResult
+from pita.compare import ComparisonResult, TensorResult, shown_tolerance, tolerance_text
 from pita.stats import ULP_UNBOUNDED
 from pita.strict_json import spelt
+from pita.text import printable
 
 
 def render_text(result: ComparisonResult) -> str:
     lines = [f"reference: {result.reference}", f"candidate: {result.candidate}"]
-    lines.append(f"tolerance: {result.tolerance.formula()}")
+    lines.append(f"tolerance: {tolerance_text(result.tolerance, result.applied)}")
     lines.extend(f"mapping: {mapping}" for mapping in result.mappings)
     lines.extend(f"note: {note}" for note in result.notes)
     if result.missing or result.extra:
@@ -24,12 +25,15 @@ def render_text(result: ComparisonResult) -> str:
     for tensor in result.tensors:
         lines.extend(tensor_lines(tensor))
     lines.append(verdict_line(result))
-    return "\n".join(lines) + "\n"
+    return "\n".join(map(printable, lines)) + "\n"  # values from files on one line, without control characters
 
 
 def verdict_line(result: ComparisonResult) -> str:
-    """The text report's last line: the worst |diff|, the tolerance, OK or MISMATCH."""
-    return f"worst={result.worst:.2e} tol={result.tolerance.short()} {'OK' if result.ok else 'MISMATCH'}"
+    """The text report's last line: the worst |diff|, the tolerance each dtype pair was judged by
+    (`pita.compare.shown_tolerance`), OK or MISMATCH; `nothing compared` when no pair was."""
+    if not result.tensors:
+        return f"nothing compared: no tensor is in both dumps (reference: {len(result.missing)} tensor(s), candidate: {len(result.extra)})"
+    return f"worst={result.worst:.2e} tol={shown_tolerance(result.tolerance, result.applied)} {'OK' if result.ok else 'MISMATCH'}"
 
 
 def tensor_lines(tensor: TensorResult) -> list[str]:

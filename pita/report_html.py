@@ -14,11 +14,12 @@ the same offline, attached to an issue or in a CI artifact.
 from __future__ import annotations
 
 import math
-from html import escape
+from html import escape as html_escape
 
 from pita.compare import ComparisonResult, TensorResult
 from pita.distribution import bin_labels, bin_range, merged_histogram, view_note
 from pita.report import ulp_text
+from pita.text import printable
 
 FONT = 'font-family="sans-serif" font-size="11"'
 # What the pictures call things; the handbook passes its own words.
@@ -36,6 +37,13 @@ WORDS = {
 }
 COLD, HOT = (255, 237, 160), (177, 0, 38)  # the smallest and the largest |diff| on a map
 ZERO_COLOUR, NONFINITE_COLOUR = "#eeeeee", "#000000"
+MAX_SHOWN = 2000  # tensors a page shows in its table and sections: every failing one first, then passing ones
+
+
+def escape(text) -> str:
+    """Text for the page: on one line without control characters (`pita.text.printable`, the
+    rule the text report follows), then HTML-escaped."""
+    return html_escape(printable(text))
 
 
 def svg_histogram(histogram: dict, title: str = "", words: dict | None = None) -> str:
@@ -68,8 +76,9 @@ def svg_histogram(histogram: dict, title: str = "", words: dict | None = None) -
     return "\n".join(parts + ["</svg>"]) + "\n"
 
 
-def svg_heatmap(error_map: dict, title: str = "", words: dict | None = None) -> str:
-    """One error map `{shape, view, cells, grid}` as an SVG element."""
+def svg_heatmap(error_map: dict, title: str = "", words: dict | None = None, legend_id: str = "ramp") -> str:
+    """One error map `{shape, view, cells, grid}` as an SVG element. `legend_id` names its colour
+    ramp: ids are global to a page, so a page of several maps gives each its own."""
     words = {**WORDS, **(words or {})}
     grid = error_map["grid"]
     (rows, columns), (cell_rows, cell_columns) = error_map["view"], error_map["cells"]
@@ -95,7 +104,7 @@ def svg_heatmap(error_map: dict, title: str = "", words: dict | None = None) -> 
                          f'fill="{_colour(value, low, high)}" data-row="{i}" data-column="{j}" data-value="{_number(value)}"{outline}>'
                          f'<title>{escape(where)}: {escape(words["value"])} = {_number(value)}</title></rect>')
     parts += _axes(left, top, size, tall, cell_rows, cell_columns, rows, columns, words)
-    parts += _legend(left, legend_top, low, high, words)
+    parts += _legend(left, legend_top, low, high, words, legend_id)
     return "\n".join(parts + ["</svg>"]) + "\n"
 
 
@@ -151,14 +160,14 @@ def _axes(left, top, size, tall, cell_rows, cell_columns, rows, columns, words) 
     ]
 
 
-def _legend(left, top, low, high, words) -> list[str]:
+def _legend(left, top, low, high, words, legend_id) -> list[str]:
     """A colour ramp from the smallest to the largest |diff|, and swatches for equal and NaN/inf."""
     stops = "".join(f'<stop offset="{t}" stop-color="{_colour(10 ** (math.log10(low) + t * (math.log10(high) - math.log10(low))), low, high)}"/>'
                     for t in (0, 0.5, 1)) if high else ""
     parts = [f'<text x="{left}" y="{top - 6}">{escape(words["value_axis"])}</text>']
     if high:
-        parts += [f'<defs><linearGradient id="ramp">{stops}</linearGradient></defs>',
-                  f'<rect x="{left}" y="{top}" width="160" height="12" fill="url(#ramp)"/>',
+        parts += [f'<defs><linearGradient id="{legend_id}">{stops}</linearGradient></defs>',
+                  f'<rect x="{left}" y="{top}" width="160" height="12" fill="url(#{legend_id})"/>',
                   f'<text x="{left}" y="{top + 26}">{_number(low)}</text>',
                   f'<text x="{left + 160}" y="{top + 26}" text-anchor="end">{_number(high)}</text>']
     swatch = left + 176
@@ -198,13 +207,37 @@ def render_html(result: ComparisonResult) -> str:
         f"tolerance: {escape(result.tolerance.formula())}</p>",
     ]
     parts += [f'<p class="note">{escape(line)}</p>' for line in _unpaired(result) + result.mappings + result.notes]
-    parts.append(_table(result.tensors))
+    shown, left_out = shown_tensors(result.tensors)
+    if left_out:
+        parts.append(f'<p class="note left-out">{escape(left_out)}</p>')
+    parts.append(_table(shown))
     overall = merged_histogram([t.ulp_histogram for t in result.tensors])
     if overall:
         parts += ["<h2>ULP distances, all float tensors</h2>", svg_histogram(overall)]
-    parts += [_tensor_section(t) for t in result.tensors]
+    parts += [_tensor_section(t, k) for k, t in enumerate(shown)]
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def shown_tensors(tensors: list[TensorResult], at_most: int = MAX_SHOWN) -> tuple[list[TensorResult], str]:
+    """The tensors the page shows, in the comparison's order, and what it says of the others:
+    all of them up to `at_most`; beyond, the failing ones first (at most `at_most`), then the
+    first passing ones up to `at_most` in all, so a page of 100,000 tensors stays a few MB."""
+    if len(tensors) <= at_most:
+        return tensors, ""
+    failing = [k for k, t in enumerate(tensors) if not t.ok]
+    passing = [k for k, t in enumerate(tensors) if t.ok]
+    chosen_failing = failing[:at_most]
+    chosen_passing = passing[: at_most - len(chosen_failing)]
+    keep = set(chosen_failing) | set(chosen_passing)
+    shown = [t for k, t in enumerate(tensors) if k in keep]
+    return shown, (f"{len(tensors)} tensors were compared; this page shows {len(shown)} of them: "
+                   f"{_first('failing', len(chosen_failing), len(failing))} and {_first('passing', len(chosen_passing), len(passing))}. "
+                   "The overall histogram counts every tensor; pita compare --json FILE writes each one's result.")
+
+
+def _first(what: str, shown: int, of: int) -> str:
+    return f"all {of} {what}" if shown == of else f"the first {shown} of the {of} {what}"
 
 
 def _unpaired(result: ComparisonResult) -> list[str]:
@@ -235,10 +268,12 @@ def _table(tensors: list[TensorResult]) -> str:
 
 
 def _anchor(name: str) -> str:
-    return "tensor-" + "".join(c if c.isalnum() else "-" for c in name)
+    """A tensor's section id: its name with every character but an ASCII letter or digit written
+    as `-<hex code>-` (`fc.weight` is `tensor-fc-2e-weight`), so two names never share an id."""
+    return "tensor-" + "".join(c if c.isascii() and c.isalnum() else f"-{ord(c):x}-" for c in name)
 
 
-def _tensor_section(t: TensorResult) -> str:
+def _tensor_section(t: TensorResult, k: int) -> str:
     parts = [f'<section id="{_anchor(t.name)}"><h2>{escape(t.name)} {list(t.shape)} {"OK" if t.ok else "MISMATCH"}</h2>']
     if t.ulp_histogram:
         parts.append(svg_histogram(t.ulp_histogram, title="ULP distances"))
@@ -247,5 +282,5 @@ def _tensor_section(t: TensorResult) -> str:
     if t.error_map:
         parts.append(f'<p class="note">where the errors sit: {escape(view_note(t.shape))}, in at most '
                      f'{t.error_map["cells"][0]} × {t.error_map["cells"][1]} blocks, each cell the largest |diff| in its block</p>')
-        parts.append(svg_heatmap(t.error_map, title="error map"))
+        parts.append(svg_heatmap(t.error_map, title="error map", legend_id=f"ramp-{k}"))
     return "\n".join(parts + ["</section>"])

@@ -24,6 +24,7 @@ DEFAULT_ATOL, DEFAULT_RTOL = 1e-6, 0.0  # float32 and float64; the handbook quot
 DTYPE_DEFAULTS = {"F16": (1e-5, 1e-3), "BF16": (1e-5, 1.6e-2)}
 ULP_MAX = 2**63 - 1  # ULP distances are counted in 64 bits
 FIELDS = ("atol", "rtol", "ulp", "equal_nan")
+INF_POLICY = "an inf passes only against the same inf"
 
 
 @dataclass(frozen=True)
@@ -60,10 +61,15 @@ class Tolerance:
         return replace(self, atol=max(a for a, _ in defaults), rtol=max(r for _, r in defaults))
 
     def formula(self) -> str:
-        nan = "NaN passes only against NaN" if self.equal_nan else "NaN never passes"
+        return f"|candidate - reference| <= atol + rtol*|reference| {self.bounds()}; {self.nan_policy()}; {INF_POLICY}"
+
+    def bounds(self) -> str:
+        """`(atol=1e-06, rtol=0)`, with `, or ULP distance <= N` when `ulp` is set."""
         ulp = f", or ULP distance <= {self.ulp}" if self.ulp is not None else ""
-        bounds = f"(atol={self.atol:g}, rtol={self.rtol:g})"
-        return f"|candidate - reference| <= atol + rtol*|reference| {bounds}{ulp}; {nan}; an inf passes only against the same inf"
+        return f"(atol={self.atol:g}, rtol={self.rtol:g}){ulp}"
+
+    def nan_policy(self) -> str:
+        return "NaN passes only against NaN" if self.equal_nan else "NaN never passes"
 
     def short(self) -> str:
         text = f"{self.atol:g}" if self.rtol == 0 else f"{self.atol:g}+{self.rtol:g}*|reference|"

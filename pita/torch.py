@@ -66,10 +66,15 @@ def record(model, inputs, targets, loss_fn: Callable, path: str | Path, optimize
     - `metadata`: extra metadata, written as strings (`experiment`, `input_sha256`, `batch_size`,
       which lets compare explain a factor equal to the batch size, …).
 
-    A run that raises leaves no file and no hooks behind.
+    A run that raises leaves no file and no hooks behind. `path` and `metadata` are checked
+    before the first step: a path the writer would refuse (a folder, a FIFO or device, a suffix
+    it does not write, a folder that cannot be written to) costs no run.
     """
     torch = _torch()
+    from pita.torch_dump import check_torch_dump_path
+
     check_metadata(metadata)  # before the run, which trains `model`
+    path = check_torch_dump_path(path)  # likewise: the writer's own checks, so a bad path costs no run
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise UsageError(f"steps must be a positive integer, got {steps!r}")
     if optimizer is None and steps != 1:
@@ -122,9 +127,10 @@ class Recorder:
     ends, so a child comes before its parent; the n-th call (n ≥ 2) of a module called more than
     once is `act/<module path>#<n>`. Only the first forward pass is recorded: hooks record from
     entering until the first call of `model` ends, or until `loss`, `grads` or `step` is first
-    called (which ends the pass of a loop that calls submodules directly). A tuple or list output
-    is recorded by its first tensor element, a mapping by its first tensor value; an output
-    holding no tensor (None) is skipped. Leaving the context removes the hooks, also on an
+    called (which ends the pass of a loop that calls submodules directly). An output that is not
+    a tensor is recorded by the first tensor in it, depth-first and in order through tuples,
+    lists and mappings' values (`a` of `((a, b), c)`); an output holding no tensor (None) is
+    skipped. Leaving the context removes the hooks, also on an
     exception.
 
     Names are PyTorch's: `model.named_parameters()` for parameters, `model.named_modules()` for
@@ -135,7 +141,8 @@ class Recorder:
     Every tensor is detached and copied to host memory when recorded, so later in-place updates
     (an optimizer step, `ReLU(inplace=True)`) do not change what was recorded, and recorded
     activations hold no device memory. The `backend` metadata still names the devices the
-    tensors came from.
+    tensors came from. A sparse tensor (the gradient of `nn.Embedding(sparse=True)`) is recorded
+    dense, its name listed in the `densified` metadata key; a nested tensor is refused, named.
 
     - `activations`: `"first"` (the first forward pass, as above) or `"none"` (no hooks).
     - `optimizer_state`: `step(k, optimizer)` also records the optimizer's per-parameter state.
@@ -153,6 +160,7 @@ class Recorder:
         self.tensors: dict = {}  # name -> the recorded tensor (detached, on the host)
         self.execution_order: list[str] = []  # the act/ names, in the order their calls ended
         self.no_grad: list[str] = []  # parameters grads() found without a gradient
+        self.densified: list[str] = []  # names recorded from a sparse tensor, as dense
         self.steps: set[int] = set()
         self._devices: set[str] = set()
         self._calls: dict[str, int] = {}
@@ -257,7 +265,7 @@ class Recorder:
         """Writes the recording with `pita.torch_dump.write_torch_dump` (atomically; the JSON form
         beside a `.safetensors` file when small enough) and returns the path. Metadata: the
         provenance, `recording`, `execution_order`, `steps`, `dtype`, `no_grad` when a parameter
-        had no gradient, and `metadata` (strings; the recorder's own keys and the provenance keys,
+        had no gradient, `densified` when a sparse tensor was recorded, and `metadata` (strings; the recorder's own keys and the provenance keys,
         `pita.recording.RECORDER_KEYS` and `PROVENANCE_KEYS`, are refused)."""
         from pita.torch_dump import write_torch_dump
 
@@ -266,6 +274,8 @@ class Recorder:
                "dtype": self._dtype}
         if self.no_grad:
             own["no_grad"] = json.dumps(self.no_grad)
+        if self.densified:
+            own["densified"] = json.dumps(self.densified)
         if self._devices:
             own["backend"] = ", ".join(sorted(self._devices))
         return write_torch_dump(path, self.tensors, **{**own, **metadata})
@@ -277,20 +287,33 @@ class Recorder:
     def _keep(self, name: str, tensor) -> None:
         if name in self.tensors:
             raise UsageError(f"{name} is already recorded")
+        if tensor.is_nested:
+            raise UsageError(f"{name}: a nested tensor, which a recording cannot hold (a dump holds dense tensors)")
         self._devices.add(str(tensor.device))
-        self.tensors[name] = tensor.detach().to("cpu", copy=True)
+        tensor = tensor.detach()
+        if tensor.layout != _torch().strided:  # a sparse gradient (nn.Embedding(sparse=True)), a sparse activation
+            tensor = tensor.to_dense()
+            self.densified.append(name)
+        self.tensors[name] = tensor.to("cpu", copy=True)
 
 
 # --- helpers -----------------------------------------------------------------------------------
 
 
 def _first_tensor(torch, output):
-    """The tensor an activation is recorded by: the output, or the first tensor in a tuple or
-    list (`nn.MultiheadAttention`), or in a mapping's values; None when there is none."""
-    if isinstance(output, torch.Tensor):
-        return output
-    values = output.values() if isinstance(output, Mapping) else output if isinstance(output, (tuple, list)) else ()
-    return next((value for value in values if isinstance(value, torch.Tensor)), None)
+    """The tensor an activation is recorded by: the output, or the first tensor met walking it
+    depth-first, in order, through tuples and lists (`nn.MultiheadAttention`) and mappings'
+    values (transformers' `ModelOutput`): `a` of `((a, b), c)`. None when there is none. Each
+    container is entered once, so a list that holds itself ends the walk too."""
+    pending, entered = [output], set()
+    while pending:
+        value = pending.pop()
+        if isinstance(value, torch.Tensor):
+            return value
+        if isinstance(value, (Mapping, tuple, list)) and id(value) not in entered:
+            entered.add(id(value))
+            pending.extend(reversed(list(value.values() if isinstance(value, Mapping) else value)))
+    return None
 
 
 def _dtype_name(model) -> str:

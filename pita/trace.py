@@ -43,7 +43,19 @@ import bisect
 import json
 from dataclasses import asdict, dataclass, field
 
-from pita.compare import ComparisonResult, PlatformFields, TensorResult, check_format, compare_dumps, tolerance_from_dict, tolerance_to_dict, without_init
+from pita.compare import (
+    AppliedTolerance,
+    ComparisonResult,
+    PlatformFields,
+    TensorResult,
+    check_format,
+    compare_dumps,
+    shown_tolerance,
+    tolerance_from_dict,
+    tolerance_text,
+    tolerance_to_dict,
+    without_init,
+)
 from pita.diagnose.base import Diagnosis
 from pita.dump import Dump
 from pita.errors import UsageError
@@ -52,6 +64,7 @@ from pita.report import json_text, tensor_lines
 from pita.rules import Rules
 from pita.stats import measure
 from pita.strict_json import unspelt
+from pita.text import printable
 from pita.tolerance import Tolerance
 
 SHOWN_NAMES = 5  # names listed per kind on one text line
@@ -241,10 +254,27 @@ class TraceResult:
     tolerance: Tolerance
     mappings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    applied: list[AppliedTolerance] = field(default_factory=list)  # compare's: the tolerances applied, per dtype pair
 
     @property
     def ok(self) -> bool:
+        """Nothing diverged, no gap, and something beyond the parameters was compared: loaded
+        parameters alone say nothing of what the candidate computes, and nothing compared is never OK."""
+        return self.clean and self.checked
+
+    @property
+    def clean(self) -> bool:
+        """No tensor mismatched and none is recorded on one side only."""
         return all(not (p.mismatched or p.missing or p.extra) for p in self.phases)
+
+    @property
+    def checked(self) -> bool:
+        return any(p.compared for p in self.phases if p.phase != "parameters")
+
+    @property
+    def unchecked(self) -> list[str]:
+        """The convention's phases in which nothing was compared."""
+        return [p.phase for p in self.phases if p.phase in PHASES and not p.compared]
 
     def to_dict(self) -> dict:
         return {
@@ -259,6 +289,7 @@ class TraceResult:
             "tolerance": tolerance_to_dict(self.tolerance),
             "mappings": self.mappings,
             "notes": self.notes,
+            **({"applied": [a.to_dict() for a in self.applied]} if self.applied else {}),  # none: nothing compared
         }
 
     @classmethod
@@ -270,7 +301,8 @@ class TraceResult:
         return cls(verdict=data["verdict"], first_divergence=Divergence.from_dict(divergence) if divergence is not None else None,
                    phases=[Phase.from_dict(p) for p in data["phases"]], load_audit=LoadAudit(**data["load_audit"]),
                    reference=data["reference"], candidate=data["candidate"], tolerance=tolerance_from_dict(data["tolerance"]),
-                   mappings=data["mappings"], notes=data["notes"])
+                   mappings=data["mappings"], notes=data["notes"],
+                   applied=[AppliedTolerance.from_dict(a) for a in data.get("applied", [])])
 
 
 def trace_dumps(reference: Dump, candidate: Dump, tolerance: Tolerance | None = None, rules: Rules | None = None, *,
@@ -286,7 +318,7 @@ def trace_dumps(reference: Dump, candidate: Dump, tolerance: Tolerance | None = 
         notes.append("reference: init/ tensors are not compared (the load audit reads the candidate's)")
     comparison = compare_dumps(without_init(reference)[0], without_init(candidate)[0], tolerance,
                                allow_input_mismatch=allow_input_mismatch, rules=rules)
-    notes += comparison.notes
+    notes += comparison.notes + _dtype_note(comparison)
     order, order_notes = _execution_order(reference, rules, comparison)
     notes += order_notes
     walk = _Walk(order)
@@ -313,9 +345,19 @@ def trace_dumps(reference: Dump, candidate: Dump, tolerance: Tolerance | None = 
     audit = LoadAudit(missing=phases[0].missing, unused=phases[0].extra, still_initial=still_initial)
     result = TraceResult(verdict="", first_divergence=Divergence.of(first, _module_parameters(first, entries)) if first else None,
                          phases=phases, load_audit=audit, reference=comparison.reference, candidate=comparison.candidate,
-                         tolerance=comparison.tolerance, mappings=comparison.mappings, notes=notes)
+                         tolerance=comparison.tolerance, mappings=comparison.mappings, notes=notes, applied=comparison.applied)
     result.verdict = _verdict(result)
     return result
+
+
+def _dtype_note(comparison: ComparisonResult) -> list[str]:
+    """A note when some tensors have another dtype on each side (compare notes it per tensor)."""
+    differ = [t for t in comparison.tensors if t.dtype != t.candidate_dtype]
+    if not differ:
+        return []
+    first = differ[0]
+    return [f"{len(differ)} tensor(s) have different dtypes on the two sides (first {first.name}: reference {first.dtype}, "
+            f"candidate {first.candidate_dtype}); each dtype pair is judged by its own tolerance (the tolerance line below)"]
 
 
 # --- what a recording is -----------------------------------------------------------------------
@@ -528,6 +570,16 @@ def _module_parameters(entry: Entry, entries: list[Entry]) -> list[Entry]:
 
 
 def _verdict(result: TraceResult) -> str:
+    if result.clean and not any(p.compared for p in result.phases):
+        return ("nothing compared: the recordings hold no tensor (record a run with pita.torch.record or "
+                "pita::record::Recorder, docs/recording.md)")
+    if result.clean and not result.checked:
+        return ("only the parameters were recorded, and they match: nothing says what the candidate computes "
+                "(record activations, the loss, gradients or steps, docs/recording.md)")
+    if result.ok and result.unchecked:
+        checked = [p.phase for p in result.phases if p.compared]
+        return (f"every phase recorded matched ({', '.join(checked)}); nothing was recorded in {', '.join(result.unchecked)}, "
+                "so the candidate is not checked there")
     if result.ok:
         return "every phase matched: the candidate computes what the reference computes"
     divergence = result.first_divergence
@@ -569,7 +621,8 @@ def render_trace_text(result: TraceResult) -> str:
     lines = []
     divergence = result.first_divergence
     if divergence is None:
-        lines.append("first divergence: none" + (" (every phase matched)" if result.ok else ""))
+        lines.append("first divergence: none" + ("" if not result.ok else " (every phase recorded matched)" if result.unchecked
+                                                 else " (every phase matched)"))
     else:
         origin_text = origin(divergence.introduced, divergence.inherited_from)
         lines.append(f"first divergence: {divergence.phase} {divergence.name} ({origin_text}): {divergence.description}")
@@ -585,10 +638,10 @@ def render_trace_text(result: TraceResult) -> str:
         lines.append(_phase_line(phase, result))
     lines.extend(f"mapping: {mapping}" for mapping in result.mappings)
     lines.extend(f"note: {note}" for note in result.notes)
-    tolerance = result.tolerance
-    lines.append(f"tolerance: {tolerance.formula()}")
-    lines.append(f"tol={tolerance.short()} {'OK' if result.ok else 'MISMATCH'}")
-    return "\n".join(lines) + "\n"
+    status = "OK" if result.ok else "NOT CHECKED" if result.clean else "MISMATCH"
+    lines.append(f"tolerance: {tolerance_text(result.tolerance, result.applied)}")
+    lines.append(f"tol={shown_tolerance(result.tolerance, result.applied)} {status}")
+    return "\n".join(map(printable, lines)) + "\n"  # values from files on one line, without control characters
 
 
 def render_trace_json(result: TraceResult) -> str:

@@ -43,3 +43,48 @@ def pita(*args, cwd=None):
 
 def f32(values) -> np.ndarray:
     return np.asarray(values, dtype=np.float32)
+
+
+# ---------------------------------------------------------------- how many browser tests ran
+# The handbook site's browser tests (tests/lab/test_site.py, those using the `browser` fixture)
+# skip where chromium is missing; the last line of the run says how many ran, so a quiet skip
+# shows. Outcome per test id, from the reports of the tests that were run (not deselected).
+BROWSER_FIXTURE = "browser"
+_browser_outcomes: dict[str, str] = {}
+_browser_skips: dict[str, None] = {}  # the reasons, in order, once each
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    if BROWSER_FIXTURE in getattr(item, "fixturenames", ()):
+        _browser_outcomes[item.nodeid] = "not run"
+
+
+def pytest_runtest_logreport(report):
+    if report.nodeid not in _browser_outcomes:
+        return
+    if report.skipped:
+        _browser_outcomes[report.nodeid] = "skipped"
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        _browser_skips[reason.removeprefix("Skipped: ")] = None
+    elif report.failed:
+        _browser_outcomes[report.nodeid] = "failed"
+    elif report.when == "call":
+        _browser_outcomes[report.nodeid] = "passed"
+
+
+def browser_summary(outcomes: dict[str, str], skips: list[str]) -> str:
+    """`browser tests: N ran (P passed, F failed)`, with `, S skipped (reasons)` where some skipped."""
+    counts = {kind: sum(1 for outcome in outcomes.values() if outcome == kind) for kind in ("passed", "failed", "skipped")}
+    ran = counts["passed"] + counts["failed"]
+    line = f"browser tests: {ran} ran"
+    if ran:
+        line += f" ({counts['passed']} passed" + (f", {counts['failed']} failed)" if counts["failed"] else ")")
+    if counts["skipped"]:
+        line += f", {counts['skipped']} skipped ({'; '.join(skips)})"
+    return line
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _browser_outcomes:
+        terminalreporter.write_line(browser_summary(_browser_outcomes, list(_browser_skips)))

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from pita.cli import DISTRIBUTION
 
 pytestmark = pytest.mark.integration
 
@@ -37,10 +38,10 @@ def run(*command, cwd, env=None, timeout=120) -> subprocess.CompletedProcess:
     return subprocess.run([str(part) for part in command], check=False, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
-def build_wheel(tmp: Path, project: Path, package: str) -> Path:
+def build_wheel(tmp: Path, project: Path, package: str, distribution: str) -> Path:
     """The wheel of `project` (a folder with a pyproject.toml) from a copy of what makes it: its
     pyproject.toml, its package folder and any README or LICENSE beside them. So the checkout
-    gets no build/ folder, and the wheel can hold nothing else."""
+    gets no build/ folder, and the wheel can hold nothing else. `distribution`: the wheel's name."""
     source = tmp / f"source-{package}"
     shutil.copytree(project / package, source / package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     for path in [project / "pyproject.toml", *project.glob("README*"), *project.glob("LICEN[CS]E*")]:
@@ -53,7 +54,7 @@ def build_wheel(tmp: Path, project: Path, package: str) -> Path:
         offline = proc.stdout + proc.stderr
         proc = run(sys.executable, "-m", "pip", *wheel, cwd=tmp, timeout=300)
         assert proc.returncode == 0, f"offline:\n{offline}\nisolated:\n{proc.stdout + proc.stderr}"
-    [built] = (tmp / "dist").glob(f"{package}-*.whl")
+    [built] = (tmp / "dist").glob(f"{distribution.replace('-', '_')}-*.whl")
     return built
 
 
@@ -131,6 +132,7 @@ print(json.dumps({
     "absent": absent, "pita": pita.__file__, "kernel": pita.stats._jit_kernel() is not None, "plugin_import": plugin,
     "pytest11": {e.name: e.value for e in md.entry_points(group="pytest11")},
     "scripts": {e.name: e.value for e in md.entry_points(group="console_scripts") if e.name == "pita"},
+    "provides_pita": md.packages_distributions().get("pita"),
     "installed": sorted(d.metadata["Name"].lower() for d in md.distributions()),
     "loaded": sorted(m for m in sys.modules if m.split(".")[0] in sys.argv[1:]),
 }))
@@ -156,7 +158,8 @@ for name, w in (("reference", reference), ("near", near), ("far", far)):
 
 
 def test_the_library_wheel_installs_and_compares_in_a_clean_venv(tmp_path):
-    wheel = build_wheel(tmp_path, ROOT, "pita")
+    wheel = build_wheel(tmp_path, ROOT, "pita", DISTRIBUTION)
+    assert wheel.name.startswith("pita_parity-0.1.0-"), wheel.name  # `pita` on the package index is another project
     names = zipfile.ZipFile(wheel).namelist()
     assert {name.split("/")[0] for name in names} == {"pita", wheel.name.split("-py3")[0] + ".dist-info"}, names
     assert "pita/diagnose/__init__.py" in names and "pita/cli.py" in names and "pita/torch_dump.py" in names
@@ -183,7 +186,10 @@ def test_the_library_wheel_installs_and_compares_in_a_clean_venv(tmp_path):
     assert probe["kernel"] is False and probe["loaded"] == []
     assert probe["pytest11"] == {"pita": "pita.pytest_plugin"} and probe["plugin_import"] == "pytest"  # loaded by pytest only
     assert probe["scripts"] == {"pita": "pita.cli:main"}
-    assert set(probe["installed"]) - {"pip", "setuptools"} == {"pita", "numpy", "safetensors"}
+    assert set(probe["installed"]) - {"pip", "setuptools"} == {DISTRIBUTION, "numpy", "safetensors"}
+    assert probe["provides_pita"] == [DISTRIBUTION]  # the import package `pita` comes from ours alone
+    version = run(pita, "--version", cwd=work, env=env)
+    assert (version.returncode, version.stdout, version.stderr) == (0, f"{DISTRIBUTION} 0.1.0\n", "")
 
     proc = run(python, "-c", WRITE, cwd=work, env=env)
     assert proc.returncode == 0, proc.stderr
@@ -213,7 +219,7 @@ def test_the_library_wheel_installs_and_compares_in_a_clean_venv(tmp_path):
 
     # The lab installed from its wheel, outside any checkout: its commands are there now, and
     # each says in one line that it runs only from a checkout.
-    lab_wheel = build_wheel(tmp_path, ROOT / "lab", "pita_lab")
+    lab_wheel = build_wheel(tmp_path, ROOT / "lab", "pita_lab", "pita-lab")
     assert not [name for name in zipfile.ZipFile(lab_wheel).namelist() if name.startswith("pita/")]
     house = wheelhouse(tmp_path, LAB_DEPENDENCIES)
     proc = run(python, "-m", "pip", "install", "--no-index", "--find-links", house, "--find-links", wheel.parent,

@@ -14,7 +14,7 @@ from pita.compare import compare_dumps
 from pita.distribution import MAX_CELLS, as_2d, measure_distribution, ulp_bins
 from pita.dump import Dump, read_dump, write_dump
 from pita.filetensor import FileTensor
-from pita.report_html import render_html, svg_heatmap, svg_histogram
+from pita.report_html import MAX_SHOWN, render_html, shown_tensors, svg_heatmap, svg_histogram
 from pita.stats import ULP_UNBOUNDED, ulp_distance
 
 SVG_NAMESPACE = "http://www.w3.org/2000/svg"
@@ -202,7 +202,7 @@ def test_the_page_is_well_formed_self_contained_and_holds_every_row():
     assert not structure.errors and not structure.open
     assert not {"script", "link", "img", "iframe"} & structure.tags
     assert all(reference.startswith("#") for reference in structure.references)
-    assert "http" not in page.replace(SVG_NAMESPACE, "") and "url(" not in page.replace("url(#ramp)", "")
+    assert "http" not in page.replace(SVG_NAMESPACE, "") and "url(" not in re.sub(r"url\(#ramp-\d+\)", "", page)
     for tensor in result.tensors:
         row = re.search(rf'<tr class="\w+" data-tensor="{tensor.name}">(.*?)</tr>', page).group(1)
         assert f">{tensor.n}<" in row and f">{tensor.max_abs_diff:.2e}<" in row and tensor.dtype in row
@@ -269,3 +269,40 @@ def test_an_unusable_html_path_is_one_line_and_exit_2(dump_pair, tmp_path, capsy
     assert captured.out == "" and len(captured.err.strip().splitlines()) == 1 and captured.err.startswith("error: --html")
     assert sorted(p.name for p in tmp_path.rglob("*")) == before
 
+
+
+def test_section_ids_and_legend_ids_are_unique_and_each_map_draws_its_own_legend():
+    names = ["fc.weight", "fc_weight", "fc-weight", "fc/weight", "fc weight", "fc–weight"]
+    reference = {name: np.float32([[1, 2], [3, 4]]) for name in names}
+    candidate = {name: np.float32([[1, 2], [3, 4 + k]]) for k, name in enumerate(names, 1)}  # each its own largest |diff|
+    page = render_html(compare_dumps(Dump(reference), Dump(candidate), distributions=True))
+    ids = re.findall(r' id="([^"]+)"', page)
+    assert len(ids) == len(set(ids)) == 2 * len(names)  # a section and a colour ramp each
+    links = re.findall(r'<a href="#([^"]+)">', page)
+    assert len(links) == len(names) and set(links) <= set(ids)
+    for svg in re.findall(r"<svg.*?</svg>", page, re.S):
+        used = re.findall(r"url\(#([^)]+)\)", svg)
+        assert set(used) <= set(re.findall(r'<linearGradient id="([^"]+)"', svg))  # a legend draws its own map's ramp
+
+
+def test_a_page_of_many_tensors_shows_the_failing_ones_first_and_says_what_it_left_out():
+    count = MAX_SHOWN + 500
+    reference = {f"t{k:05d}": np.float32([k]) for k in range(count)}
+    candidate = {name: value + (1 if name in ("t00100", "t02400") else 0) for name, value in reference.items()}
+    result = compare_dumps(Dump(reference), Dump(candidate), distributions=True)
+    page = render_html(result)
+    shown = re.findall(r'<tr class="\w+" data-tensor="([^"]+)"', page)
+    assert len(shown) == MAX_SHOWN and "t00100" in shown and "t02400" in shown
+    assert shown == sorted(shown) and shown[:3] == ["t00000", "t00001", "t00002"]
+    assert page.count("<section") == MAX_SHOWN
+    assert (f"{count} tensors were compared; this page shows {MAX_SHOWN} of them: all 2 failing and the first "
+            f"{MAX_SHOWN - 2} of the {count - 2} passing.") in page
+    assert re.search(r'data-bin="0" data-count="(\d+)"', page).group(1) == str(count - 2)  # the overall histogram counts all
+    few, left_out = shown_tensors(result.tensors[:10])
+    assert few == result.tensors[:10] and left_out == ""
+
+
+def test_text_from_files_reaches_the_page_escaped_and_without_control_characters():
+    metadata = {"framework": "\nworst=0.00e+00 tol=1e-06 OK\x1b[31m<b>"}
+    page = render_html(compare_dumps(Dump({"w": np.float32([1])}, metadata), Dump({"w": np.float32([1])})))
+    assert "\x1b" not in page and "<b>" not in page and "\\x1b[31m&lt;b&gt;" in page

@@ -7,8 +7,9 @@ layouts, the metadata, and an SGD step that is `param - lr·grad`.
 
 The port is built in a temporary folder with the workspace's Cargo.lock beside it (so versions
 resolve as in the workspace, offline) and with CARGO_TARGET_DIR set to the workspace's target/,
-where burn is already compiled with the features the template asks for: with target/ warm only
-pita and the port compile (seconds). Skips without cargo."""
+where `cargo build --workspace` (setup's; run again here, a no-op when target/ is warm) compiled
+burn with the features and the profile the template asks for: only pita and the port compile
+(seconds), and a burn crate built otherwise than for the workspace fails the test. Skips without cargo."""
 
 import json
 import os
@@ -45,16 +46,35 @@ def port_project(where: Path) -> Path:
     return where
 
 
+def registry_artifacts(stdout: str) -> dict[str, set[str]]:
+    """Registry crate (`name@version`) -> the files cargo built or reused for it (`--message-format=json`): the
+    hash in a file's name stands for the crate's features, its dependencies' and the profile."""
+    found: dict[str, set[str]] = {}
+    for line in stdout.splitlines():
+        message = json.loads(line) if line.startswith("{") else {}
+        if message.get("reason") == "compiler-artifact" and message["package_id"].startswith("registry+"):
+            crate = message["package_id"].rsplit("#", 1)[-1]  # name@version
+            found.setdefault(crate, set()).update(message["filenames"])
+    return found
+
+
 def build(project: Path) -> tuple[Path, float]:
-    """Builds the port offline (online only if the offline build cannot resolve), returning the
-    binary and the seconds the build took."""
+    """Builds the port offline (online only if the offline build cannot resolve), after the
+    workspace, returning the binary and the seconds the port's build took. The port must reuse the
+    workspace's burn: a burn crate built otherwise means the template's features or profile no
+    longer match the workspace's, and every fresh machine would compile burn a second time."""
+    workspace = run("cargo", "build", "--workspace", "--locked", "--message-format=json", cwd=ROOT, timeout=3600)
+    assert workspace.returncode == 0, workspace.stderr
     env = {**os.environ, "CARGO_TARGET_DIR": str(TARGET)}
     started = time.monotonic()
-    proc = run("cargo", "build", "--offline", "--quiet", cwd=project, env=env, timeout=1800)
+    proc = run("cargo", "build", "--offline", "--message-format=json", cwd=project, env=env, timeout=1800)
     if proc.returncode != 0 and "offline" in proc.stderr:
-        proc = run("cargo", "build", "--quiet", cwd=project, env=env, timeout=1800)
+        proc = run("cargo", "build", "--message-format=json", cwd=project, env=env, timeout=1800)
     seconds = time.monotonic() - started
     assert proc.returncode == 0, proc.stderr
+    ours, theirs = registry_artifacts(workspace.stdout), registry_artifacts(proc.stdout)
+    rebuilt = sorted(crate for crate, files in theirs.items() if not files <= ours.get(crate, set()))
+    assert not rebuilt, f"the port builds {', '.join(rebuilt)} otherwise than the workspace: align tests/data/standalone-port/Cargo.toml.in with it"
     binary = TARGET / "debug" / ("standalone-port.exe" if os.name == "nt" else "standalone-port")
     assert binary.is_file(), f"no {binary}"
     return binary, seconds

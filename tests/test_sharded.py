@@ -47,7 +47,7 @@ def test_a_three_shard_checkpoint_compares_ok_against_the_unsharded_one(tmp_path
     save_file(TENSORS, str(tmp_path / "whole.safetensors"), metadata={"format": "pt"})
     proc = pita("compare", tmp_path / "whole.safetensors", index)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines()[-1] == "worst=0.00e+00 tol=1e-06 OK"
+    assert proc.stdout.splitlines()[-1] == "worst=0.00e+00 tol=F32:1e-06; I64:exact OK"  # TENSORS hold an I64 one
     changed = dict(TENSORS, **{"layer.1.fc.bias": TENSORS["layer.1.fc.bias"] * 2})
     other = sharded(tmp_path / "changed", tensors=changed)
     proc = pita("compare", index, other)
@@ -185,7 +185,7 @@ def test_trace_reads_a_sharded_recording(tmp_path):
     proc = pita("trace", tmp_path / "whole.safetensors", tmp_path / "r.safetensors.index.json")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0] == "first divergence: none (every phase matched)"
+    assert lines[0] == "first divergence: none (every phase recorded matched)"  # no backward, no step
     assert {"parameters: 1 compared, 0 mismatched; load audit: clean", "forward: 1 compared, 0 mismatched",
             "loss: 1 compared, 0 mismatched"} <= set(lines)  # every shard's tensors walked in their phases
     save_file({"act/fc": tensors["act/fc"] * 2, "loss/1": tensors["loss/1"]}, str(tmp_path / "r-2.safetensors"), metadata=meta)

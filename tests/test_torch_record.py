@@ -3,8 +3,10 @@
 import copy
 import json
 import os
+import stat
 import subprocess
 import sys
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -357,3 +359,111 @@ except ImportError as error:
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "needs torch" in proc.stdout and "pip install torch" in proc.stdout
+
+
+class Counted(nn.Module):
+    """A Linear whose forward counts its calls: a path refused before the run leaves it at 0."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        return self.fc(x)
+
+
+def unusable_paths(tmp_path) -> dict:
+    """Paths the writer refuses, by what is wrong with them."""
+    (tmp_path / "folder.safetensors").mkdir()
+    os.mkfifo(tmp_path / "fifo.safetensors")
+    (tmp_path / "device.safetensors").symlink_to("/dev/null")
+    (tmp_path / "file").write_text("a file, not a folder")
+    (tmp_path / "twin.json").mkdir()  # where the JSON form of twin.safetensors would go
+    return {"a folder": tmp_path / "folder.safetensors", "a FIFO": tmp_path / "fifo.safetensors",
+            "a character device": tmp_path / "device.safetensors", "unknown dump suffix": tmp_path / "r.txt",
+            "does not write them": tmp_path / "r.safetensors.index.json", "Not a directory": tmp_path / "file" / "r.safetensors",
+            "twin.json: a folder": tmp_path / "twin.safetensors"}
+
+
+def test_an_unusable_path_is_refused_before_the_first_step(tmp_path):
+    for why, path in unusable_paths(tmp_path).items():
+        model = Counted()
+        with pytest.raises(UsageError, match=why):
+            pita.torch.record(model, torch.ones(4, 3), torch.zeros(4, 2), nn.MSELoss(), path, adam, steps=2)
+        assert model.calls == 0, why
+    assert stat.S_ISFIFO(os.stat(tmp_path / "fifo.safetensors").st_mode)  # not replaced by a file
+    model = Counted()
+    pita.torch.record(model, torch.ones(4, 3), torch.zeros(4, 2), nn.MSELoss(), tmp_path / "new" / "r.safetensors", adam, steps=2)
+    assert model.calls == 2 and (tmp_path / "new" / "r.json").is_file()  # a missing folder is created, as the writer does
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder")
+def test_a_read_only_folder_is_refused_before_the_first_step(tmp_path):
+    model, folder = Counted(), tmp_path / "read-only"
+    folder.mkdir(mode=0o555)
+    with pytest.raises(UsageError, match="permission denied"):
+        pita.torch.record(model, torch.ones(4, 3), torch.zeros(4, 2), nn.MSELoss(), folder / "r.safetensors")
+    assert model.calls == 0
+
+
+class Returns(nn.Module):
+    """A module returning `make(x)`: a nested structure of tensors."""
+
+    def __init__(self, make):
+        super().__init__()
+        self.make = make
+
+    def forward(self, x):
+        return self.make(x)
+
+
+class ModelOutput(OrderedDict):
+    """As transformers' ModelOutput: an OrderedDict whose None fields are not among its values."""
+
+    def __init__(self, **fields):
+        super().__init__((key, value) for key, value in fields.items() if value is not None)
+
+
+def looped(x):
+    output = [None]
+    output += [output, (x + 1, x + 2)]
+    return output
+
+
+@pytest.mark.parametrize(("make", "first"), [
+    (lambda x: ((x + 1, x + 2), x + 3), 1),
+    (lambda x: [[x + 1], x + 2], 1),
+    (lambda x: (None, [(), {"a": x + 1}], x + 2), 1),
+    (lambda x: {"hidden": (x + 1, x + 2), "logits": x + 3}, 1),
+    (lambda x: ModelOutput(loss=None, logits=(x + 1,), hidden_states=x + 2), 1),
+    (lambda x: (7, "text", [x + 2, x + 1]), 2),
+    (looped, 1),
+], ids=["tuple", "list", "empty-and-none", "mapping", "model-output", "not-tensors-first", "holds-itself"])
+def test_an_output_is_recorded_by_its_first_tensor_depth_first(tmp_path, make, first):
+    model = nn.Sequential(Returns(make), nn.Identity())
+    x = torch.arange(3.0)
+    with pita.torch.Recorder(model) as recorder:
+        model(x)
+    assert torch.equal(recorder.tensors["act/0"], x + first)
+
+
+def test_a_sparse_gradient_is_recorded_dense_and_named(tmp_path):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Embedding(VOCAB, WIDTH, sparse=True), nn.Linear(WIDTH, CLASSES))
+    tokens, targets = torch.tensor([1, 3, 3, 7]), torch.tensor([0, 1, 2, 3])
+    expected = copy.deepcopy(model)
+    nn.functional.cross_entropy(expected(tokens), targets).backward()
+    path = pita.torch.record(model, tokens, targets, nn.CrossEntropyLoss(), tmp_path / "r.safetensors",
+                             torch.optim.SGD(model.parameters(), lr=0.1))
+    dump = read_dump(path)
+    assert np.array_equal(values(dump, "grad/0.weight"), expected[0].weight.grad.to_dense().numpy())
+    assert json.loads(dump.metadata["densified"]) == ["grad/0.weight"]
+    assert "densified" not in record(tmp_path / "dense.safetensors").metadata
+
+
+def test_a_nested_activation_is_refused_at_once_by_its_name(tmp_path):
+    model = nn.Sequential(Returns(lambda x: torch.nested.nested_tensor([x, x[:2]], layout=torch.jagged)), nn.Identity())
+    with pita.torch.Recorder(model), pytest.raises(UsageError, match="^act/0: a nested tensor"):
+        model(torch.arange(3.0))

@@ -49,11 +49,12 @@ def out(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def binary() -> Path:
-    """`cargo build -p port-encoder`, the executable's path as cargo reports it (so a
+    """`cargo build --workspace --bin port-encoder` (the workspace's one feature set, so the burn
+    setup built is reused: ARCHITECTURE.md), the executable's path as cargo reports it (so a
     CARGO_TARGET_DIR elsewhere works too)."""
     if shutil.which("cargo") is None:
         pytest.skip("cargo is not on PATH: the burn side cannot be built")
-    proc = run("cargo", "build", "-p", "port-encoder", "--bins", "--message-format=json", timeout=3600)
+    proc = run("cargo", "build", "--workspace", "--bin", "port-encoder", "--message-format=json", timeout=3600)
     assert proc.returncode == 0, proc.stderr[-4000:]
     for line in proc.stdout.splitlines():
         message = json.loads(line)

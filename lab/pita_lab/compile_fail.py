@@ -22,7 +22,9 @@ _GUTTER = re.compile(r"^(\s*)(\d+)( \|.*)$")
 
 def check(root: Path, experiment, case: str, workspace=None) -> CompileFailRun:
     """Builds `case` in `workspace` (a `run.Workspace`; default the checkout's own)."""
-    command = ["cargo", "build", "-p", experiment.burn_package, "--features", "compile-fail", "--example", case, "--message-format=json"]
+    # `--workspace` and the feature by its crate, not `-p`: the same feature set for burn as every
+    # other build, so burn is not compiled again (run._cargo_build).
+    command = ["cargo", "build", "--workspace", "--features", f"{experiment.burn_package}/compile-fail", "--example", case, "--message-format=json"]
     if workspace is None:
         proc = subprocess.run(command, cwd=root, capture_output=True, text=True)
     else:  # a mirror names its files by the checkout's relative paths, so the rest is the same

@@ -113,8 +113,28 @@ def build(root: Path, packages: list[str]) -> set[str]:
 
 
 def _cargo_build(root: Path, packages: list[str]) -> bool:
-    command = ["cargo", "build", "--bins"] + [arg for name in packages for arg in ("-p", name)]
-    return subprocess.run(command, cwd=root).returncode == 0
+    """Builds the named crates' programs, selecting the whole workspace and naming each program
+    (`--workspace --bin NAME`), never `-p NAME`: cargo unifies features over the packages it
+    selects, so `-p` would build burn with another feature set than setup's `cargo build
+    --workspace` and compile it a second time (ARCHITECTURE.md, "One feature set")."""
+    programs = workspace_programs(root)
+    unknown = [name for name in packages if name not in programs]
+    if unknown:
+        progress(f"no crate {', '.join(unknown)} in the cargo workspace")
+        return False
+    named = [arg for name in packages for program in programs[name] for arg in ("--bin", program)]
+    if not named:  # without a `--bin`, `--workspace` would build every member
+        return True
+    return subprocess.run(["cargo", "build", "--workspace", *named], cwd=root).returncode == 0
+
+
+def workspace_programs(root: Path) -> dict[str, list[str]]:
+    """Each workspace member -> the names of its binaries (`cargo metadata`, no dependencies)."""
+    proc = subprocess.run(["cargo", "metadata", "--no-deps", "--format-version", "1"], cwd=root, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise UsageError(f"cargo metadata failed: {proc.stderr.strip().splitlines()[-1] if proc.stderr else ''}")
+    return {package["name"]: [target["name"] for target in package["targets"] if "bin" in target["kind"]]
+            for package in json.loads(proc.stdout)["packages"]}
 
 
 def collect(experiment: Experiment, root: Path, out: Path, workspace: Workspace | None = None) -> RunRecord:

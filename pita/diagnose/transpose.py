@@ -53,9 +53,12 @@ def best_axis_order(pair: Pair, swaps_only: bool):
     if ndim < 2 or not pair.comparable or not np.all(np.isfinite(pair.candidate_values)):
         return None
     limit = _limit(pair)
+    moving = [axis for axis in range(ndim) if pair.shape[axis] != 1]
     for order in axis_orders(ndim, swaps_only):
         if tuple(pair.shape[axis] for axis in order) != pair.candidate_shape:
             continue
+        if [axis for axis in order if pair.shape[axis] != 1] == moving:
+            continue  # moves only size-1 axes: the same elements in the same order, already compared
         residual = pair.residual_under(lambda positions, order=order: source_positions(positions, order, pair), limit)
         if residual is not None:
             return list(order), residual
@@ -68,7 +71,10 @@ def source_positions(candidate_positions: np.ndarray, order, pair: Pair) -> np.n
     source = [None] * len(order)
     for axis, moved in enumerate(order):
         source[moved] = index[axis]
-    return np.ravel_multi_index(source, pair.shape)
+    flat = np.zeros(np.shape(candidate_positions), dtype=np.int64)
+    for position, size in zip(source, pair.shape):  # np.ravel_multi_index takes fewer axes than a dump may have (64)
+        flat = flat * size + position
+    return flat
 
 
 def _limit(pair: Pair) -> float:

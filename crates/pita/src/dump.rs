@@ -42,7 +42,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
-use std::io::Write;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use burn::tensor::kind::Basic;
@@ -356,8 +356,10 @@ impl Dump {
 
     /// Writes the dump to `path`, in the form its extension names (any case): `.safetensors`,
     /// with the JSON form beside it (`path` with the extension `json`) up to
-    /// [`MAX_JSON_ELEMENTS`] elements in all (a larger dump's stale JSON file is removed), or
-    /// `.json`, the JSON form alone. Each file is written atomically: to a hidden temporary file
+    /// [`MAX_JSON_ELEMENTS`] elements in all, or `.json`, the JSON form alone. The JSON file
+    /// beside a `.safetensors` path is always this dump's: when the dump is too large for it, or
+    /// writing it fails (then the error is returned), a JSON file left there by an earlier dump
+    /// is removed. Each file is written atomically: to a hidden temporary file
     /// beside it, flushed, then renamed. Creates the folder. Returns `path`.
     ///
     /// Fails with [`Error::InvalidPath`] for another extension or a `.json` path for a dump
@@ -382,12 +384,16 @@ impl Dump {
         }
         write_atomically(path, &self.safetensors_bytes()?)?;
         let json = path.with_extension("json");
-        if fits_json {
-            write_atomically(&json, &self.json_bytes()?)?;
-        } else if json.exists() {
-            fs::remove_file(&json).map_err(|e| Error::io(&json, e))?;
+        let written = if fits_json { self.json_bytes().and_then(|bytes| write_atomically(&json, &bytes)) } else { Ok(()) };
+        if !fits_json || written.is_err() {
+            // The JSON form beside `path` is this dump's or none: one left by an earlier dump holds other tensors.
+            match fs::remove_file(&json) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io(&json, e)),
+            }
         }
-        Ok(path.to_path_buf())
+        written.map(|()| path.to_path_buf())
     }
 
     /// The safetensors form: every tensor's little-endian bytes under its dtype's name, the
@@ -988,6 +994,32 @@ mod tests {
         let error = dump.write_to(&path).unwrap_err();
         assert_eq!(error.to_string(), format!("{}: {JSON_TOO_LARGE}", path.display()));
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn the_json_file_beside_a_safetensors_file_is_this_dumps_or_none() {
+        let dir = std::env::temp_dir().join(format!("pita-dump-twin-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let (path, twin) = (dir.join("d.safetensors"), dir.join("d.json"));
+        let stale = b"an earlier dump's tensors";
+        // Too large for the JSON form: the earlier JSON file goes.
+        let mut large = Dump::builder().build().unwrap();
+        large.data("w", TensorData::new(vec![0u8; MAX_JSON_ELEMENTS + 1], [MAX_JSON_ELEMENTS + 1])).unwrap();
+        fs::write(&twin, stale).unwrap();
+        large.write_to(&path).unwrap();
+        assert!(!twin.exists());
+        // The JSON write fails (its temporary file's name is taken by a folder): the error is
+        // returned, the safetensors file is the new dump's, and the earlier JSON file goes.
+        fs::write(&twin, stale).unwrap();
+        let blocker = dir.join(format!(".d.json.tmp{}", std::process::id()));
+        fs::create_dir_all(&blocker).unwrap();
+        let error = sample().write_to(&path).unwrap_err();
+        fs::remove_dir(&blocker).unwrap();
+        let (twin_left, written) = (twin.exists(), fs::read(&path).unwrap());
+        fs::remove_dir_all(&dir).unwrap();
+        assert!(matches!(&error, Error::Io { path, .. } if path.ends_with("d.json")), "{error}");
+        assert_eq!(written, sample().safetensors_bytes().unwrap());
+        assert!(!twin_left, "an earlier dump's JSON file was left beside the new safetensors file");
     }
 
     #[test]

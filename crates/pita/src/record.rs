@@ -96,8 +96,9 @@ use crate::Error;
 pub const RECORDING: &str = "pita-record/1";
 
 /// The metadata keys [`Recorder::into_dump`] sets (`no_grad` only when a parameter had no
-/// gradient); a builder that already holds one is refused.
-pub const RECORDING_KEYS: [&str; 5] = ["recording", "execution_order", "steps", "dtype", "no_grad"];
+/// gradient), and `densified`, which `pita.torch` sets for a sparse tensor it recorded dense
+/// (burn has none); a builder that already holds one is refused.
+pub const RECORDING_KEYS: [&str; 6] = ["recording", "execution_order", "steps", "dtype", "no_grad", "densified"];
 
 // The convention's names, as `pita/recording.py` (its reference) builds them; the tests hold both
 // to tests/data/recording-convention.json in the pita repository.

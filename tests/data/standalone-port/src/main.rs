@@ -17,6 +17,8 @@ use pita::dump::Dump;
 use pita::guard::try_backward_scalar;
 use pita::record::{tap, Recorder};
 
+const SEED: u64 = 0;
+
 /// The model a port would have, its fields named as the PyTorch attributes.
 #[derive(Module, Debug)]
 struct Tiny {
@@ -36,6 +38,8 @@ impl Tiny {
 
 /// One step of SGD (lr 0.1) on a mean squared error, recorded under PyTorch's names and layouts.
 fn record(out: &Path, device: &Device) -> Result<PathBuf, Box<dyn std::error::Error>> {
+    // Seeded: unseeded, now and then every ReLU unit starts dead and fc1's gradient is all zeros.
+    device.seed(SEED);
     let mut model = Tiny { fc1: LinearConfig::new(3, 4).init(device), fc2: LinearConfig::new(4, 1).init(device) };
     let inputs = Tensor::<2>::from_floats([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], device);
     let targets = Tensor::<2>::from_floats([[1.0], [0.0]], device);
