@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from html import escape as html_escape
 
-from pita.compare import ComparisonResult, TensorResult
+from pita.compare import ComparisonResult, TensorResult, tolerance_text
 from pita.distribution import bin_labels, bin_range, merged_histogram, view_note
 from pita.report import ulp_text
 from pita.text import printable
@@ -204,7 +204,7 @@ def render_html(result: ComparisonResult) -> str:
         f"<style>{STYLE}</style></head><body>",
         f"<h1>pita compare: {escape(verdict)}</h1>",
         f"<p>reference: <code>{escape(result.reference)}</code><br>candidate: <code>{escape(result.candidate)}</code><br>"
-        f"tolerance: {escape(result.tolerance.formula())}</p>",
+        f"tolerance: {escape(tolerance_text(result.tolerance, result.applied))}</p>",
     ]
     parts += [f'<p class="note">{escape(line)}</p>' for line in _unpaired(result) + result.mappings + result.notes]
     shown, left_out = shown_tensors(result.tensors)

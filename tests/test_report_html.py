@@ -306,3 +306,13 @@ def test_text_from_files_reaches_the_page_escaped_and_without_control_characters
     metadata = {"framework": "\nworst=0.00e+00 tol=1e-06 OK\x1b[31m<b>"}
     page = render_html(compare_dumps(Dump({"w": np.float32([1])}, metadata), Dump({"w": np.float32([1])})))
     assert "\x1b" not in page and "<b>" not in page and "\\x1b[31m&lt;b&gt;" in page
+
+
+def test_the_page_shows_the_tolerance_each_dtype_was_judged_by():
+    """A float32 reference against a float16 candidate is judged by float16's defaults: the page
+    says so, as the text report's `tolerance:` line does, not the float32 formula alone."""
+    reference = Dump({"w": np.float32([1.0, 2.0])}, {})
+    candidate = Dump({"w": np.float16([1.0, 2.001])}, {})
+    result = compare_dumps(reference, candidate)
+    page = render_html(result)
+    assert "by dtype: F32/F16 atol=1e-05 rtol=0.001" in page, re.findall(r"tolerance: [^<]*", page)
