@@ -1,4 +1,5 @@
 import hashlib
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -7,6 +8,23 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def registry_artifacts(cargo_json: str) -> dict[str, set[str]]:
+    """Registry crate (`name@version`) -> the files cargo built or reused for it (`--message-format=json`): the
+    hash in a file's name stands for the crate's features, its dependencies' and the profile."""
+    found: dict[str, set[str]] = {}
+    for line in cargo_json.splitlines():
+        message = json.loads(line) if line.startswith("{") else {}
+        if message.get("reason") == "compiler-artifact" and message["package_id"].startswith("registry+"):
+            crate = message["package_id"].rsplit("#", 1)[-1]  # name@version
+            found.setdefault(crate, set()).update(message["filenames"])
+    return found
+
+
+def built_otherwise(theirs: dict[str, set[str]], ours: dict[str, set[str]]) -> list[str]:
+    """The registry crates one build made otherwise than another (a file the other did not make)."""
+    return sorted(crate for crate, files in theirs.items() if not files <= ours.get(crate, set()))
 
 
 @pytest.fixture(scope="session")

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, built_otherwise, registry_artifacts
 from pita.dtypes import BF16, from_float32
 from pita.dump import Dump, read_dump, write_dump
 
@@ -46,18 +46,6 @@ def port_project(where: Path) -> Path:
     return where
 
 
-def registry_artifacts(stdout: str) -> dict[str, set[str]]:
-    """Registry crate (`name@version`) -> the files cargo built or reused for it (`--message-format=json`): the
-    hash in a file's name stands for the crate's features, its dependencies' and the profile."""
-    found: dict[str, set[str]] = {}
-    for line in stdout.splitlines():
-        message = json.loads(line) if line.startswith("{") else {}
-        if message.get("reason") == "compiler-artifact" and message["package_id"].startswith("registry+"):
-            crate = message["package_id"].rsplit("#", 1)[-1]  # name@version
-            found.setdefault(crate, set()).update(message["filenames"])
-    return found
-
-
 def build(project: Path) -> tuple[Path, float]:
     """Builds the port offline (online only if the offline build cannot resolve), after the
     workspace, returning the binary and the seconds the port's build took. The port must reuse the
@@ -73,7 +61,7 @@ def build(project: Path) -> tuple[Path, float]:
     seconds = time.monotonic() - started
     assert proc.returncode == 0, proc.stderr
     ours, theirs = registry_artifacts(workspace.stdout), registry_artifacts(proc.stdout)
-    rebuilt = sorted(crate for crate, files in theirs.items() if not files <= ours.get(crate, set()))
+    rebuilt = built_otherwise(theirs, ours)
     assert not rebuilt, f"the port builds {', '.join(rebuilt)} otherwise than the workspace: align tests/data/standalone-port/Cargo.toml.in with it"
     binary = TARGET / "debug" / ("standalone-port.exe" if os.name == "nt" else "standalone-port")
     assert binary.is_file(), f"no {binary}"

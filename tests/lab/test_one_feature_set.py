@@ -6,33 +6,17 @@ messages, and the file names of the registry crates they build or reuse (cargo's
 features, the dependencies' and the profile is in each name) are held to the workspace build's.
 Builds with cargo: seconds when target/ is warm."""
 
-import json
 import shutil
 import subprocess
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, built_otherwise, registry_artifacts
 from pita_lab import catalog, compile_fail, run
 
 pytestmark = pytest.mark.integration
 
 P12 = "p12-loss-not-reduced"
-
-
-def registry_artifacts(cargo_json: str) -> dict[str, set[str]]:
-    """Registry crate (`name@version`) -> the files cargo built or found fresh for it."""
-    found: dict[str, set[str]] = {}
-    for line in cargo_json.splitlines():
-        message = json.loads(line) if line.startswith("{") else {}
-        if message.get("reason") == "compiler-artifact" and message["package_id"].startswith("registry+"):
-            crate = message["package_id"].rsplit("#", 1)[-1]  # name@version
-            found.setdefault(crate, set()).update(message["filenames"])
-    return found
-
-
-def built_otherwise(theirs: dict[str, set[str]], ours: dict[str, set[str]]) -> list[str]:
-    return sorted(crate for crate, files in theirs.items() if not files <= ours.get(crate, set()))
 
 
 @pytest.fixture(scope="module")
