@@ -68,16 +68,18 @@ class AppliedTolerance:
 
     def short(self, nominal: Tolerance) -> str:
         """`1e-05+0.016*|reference|`, `exact`; with the NaN policy where it is not `nominal`'s."""
-        text = "exact" if self.source == "exact" else self.tolerance.short()
-        return text + (f" ({self.tolerance.nan_policy()})" if self.source != "exact" and self.tolerance.equal_nan != nominal.equal_nan else "")
+        return "exact" if self.source == "exact" else self.tolerance.short() + self._nan_policy_unlike(nominal)
 
     def bounds(self, nominal: Tolerance) -> str:
         """`atol=1e-05 rtol=0.016` (and `ulp=4`), `exact`, as the `tolerance:` line lists it."""
         if self.source == "exact":
             return "exact"
         t = self.tolerance
-        text = f"atol={t.atol:g} rtol={t.rtol:g}" + (f" ulp={t.ulp}" if t.ulp is not None else "")
-        return text + (f" ({t.nan_policy()})" if t.equal_nan != nominal.equal_nan else "")
+        return f"atol={t.atol:g} rtol={t.rtol:g}" + (f" ulp={t.ulp}" if t.ulp is not None else "") + self._nan_policy_unlike(nominal)
+
+    def _nan_policy_unlike(self, nominal: Tolerance) -> str:
+        """` (NaN passes only against NaN)` where this tolerance's NaN policy is not `nominal`'s."""
+        return f" ({self.tolerance.nan_policy()})" if self.tolerance.equal_nan != nominal.equal_nan else ""
 
     def to_dict(self) -> dict:
         return {"dtypes": self.dtypes, "source": self.source, "tensors": self.tensors, "tolerance": tolerance_to_dict(self.tolerance)}
