@@ -229,7 +229,10 @@ class ComparisonResult:
         diffs = [t.max_abs_diff for t in self.tensors]
         return math.nan if any(math.isnan(d) for d in diffs) else max(diffs, default=0.0)
 
-    def to_dict(self) -> dict:
+    def to_dict(self, tensor_dict=None) -> dict:
+        """The JSON form. `tensor_dict`: what stands for each tensor in it (default its own
+        `to_dict`); a streaming writer passes a stand-in that makes the dict only when written."""
+        tensor_dict = tensor_dict or TensorResult.to_dict
         return {
             "format": COMPARE_FORMAT,
             "ok": self.ok,
@@ -242,7 +245,7 @@ class ComparisonResult:
             "extra": self.extra,
             "mappings": self.mappings,
             **({"applied": [a.to_dict() for a in self.applied]} if self.applied else {}),  # none: nothing compared
-            "tensors": [t.to_dict() for t in self.tensors],
+            "tensors": [tensor_dict(t) for t in self.tensors],
         }
 
     @classmethod

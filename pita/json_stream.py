@@ -9,7 +9,6 @@ one at a time, as the writer reaches them (ARCHITECTURE.md, "Memory scales with 
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterator
 
 from pita.compare import ComparisonResult
@@ -23,22 +22,6 @@ class Later:
 
     def __init__(self, make: Callable[[], dict]):
         self.make = make
-
-
-class _Deferred:
-    """A tensor's result as `ComparisonResult.to_dict` sees it: every attribute its own, but
-    `to_dict` answers a `Later`, so the top-level dict holds no tensor's dict."""
-
-    __slots__ = ("_tensor",)
-
-    def __init__(self, tensor):
-        self._tensor = tensor
-
-    def __getattr__(self, name):
-        return getattr(self._tensor, name)
-
-    def to_dict(self) -> Later:
-        return Later(self._tensor.to_dict)
 
 
 def json_chunks(data: dict) -> Iterator[str]:
@@ -67,8 +50,4 @@ def _nested(value, depth: int) -> str:
 
 def comparison_chunks(result: ComparisonResult) -> Iterator[str]:
     """`pita.report.render_json(result)` in pieces, each tensor's dict made when it is written."""
-    data = dataclasses.replace(result, tensors=[_Deferred(t) for t in result.tensors]).to_dict()
-    listed = data.get("tensors")
-    if result.tensors and not (isinstance(listed, list) and all(isinstance(item, Later) for item in listed)):
-        data = result.to_dict()  # a to_dict that no longer asks each tensor for its dict: the whole dict, as before
-    return json_chunks(data)
+    return json_chunks(result.to_dict(tensor_dict=lambda tensor: Later(tensor.to_dict)))
