@@ -153,6 +153,16 @@ def _report(result, json_pieces, text, output_format: str, json_path) -> int:
     return 0 if result.ok else 1
 
 
+def _file_keys(path) -> list:
+    """What tells one file from another: its resolved path and, where it exists, its (device,
+    inode), so a symbolic or hard link to a file is known as that file."""
+    keys = [os.path.realpath(path)]
+    with contextlib.suppress(OSError, ValueError):
+        status = os.stat(path)
+        keys.append((status.st_dev, status.st_ino))
+    return keys
+
+
 def _checked_outputs(inputs, *outputs: tuple[str, str | None]) -> list:
     """Each output path (None where the option is not given), checked before the comparison runs
     (a long one would otherwise end in the error): a file in an existing folder; not empty, not a
@@ -166,9 +176,7 @@ def _checked_outputs(inputs, *outputs: tuple[str, str | None]) -> list:
     read = {}
     for given in (path for path in inputs if path is not None):
         for file in files_read(given):
-            with contextlib.suppress(OSError, ValueError):
-                status = os.stat(file)
-                read[(status.st_dev, status.st_ino)] = read[os.path.realpath(file)] = (given, file)
+            read.update((key, (given, file)) for key in _file_keys(file))
     checked, written = [], {}
     for option, path in outputs:
         if path is None:
@@ -185,10 +193,7 @@ def _checked_outputs(inputs, *outputs: tuple[str, str | None]) -> list:
             check_destination(target)
         except UsageError as error:
             raise UsageError(f"{option} {error}") from None
-        keys = [os.path.realpath(target)]
-        with contextlib.suppress(OSError, ValueError):
-            status = os.stat(target)
-            keys.append((status.st_dev, status.st_ino))
+        keys = _file_keys(target)
         source = next((read[key] for key in keys if key in read), None)
         if source is not None:
             given, file = source
