@@ -6,7 +6,11 @@ another framework calls the builders and `check_metadata`; trace reads names wit
 - Names: `param/<path>` (before step 1), `act/<module>` (the first forward pass; the n-th call of
   a module, n >= 2, is `act/<module>#<n>`), `loss/<k>`, `grad/<path>` (step 1), `step<k>/<path>`
   (after optimizer step k), `optim<k>/<path>/<state>` (the optimizer's state for a parameter),
-  `init/<path>` (as initialised, before loading: read by trace's load audit, never walked).
+  `init/<path>` (as initialised, before loading: read by trace's load audit, never walked),
+  `mask<k>/<module>` (the keep-mask, BOOL, of a random op (dropout) called inside that module in
+  step k's forward, `#n` for its n-th call; read by trace to explain random ops and by the burn
+  crate to replay them, never walked). A buffer (`running_mean`) after step k is
+  `step<k>/<buffer path>`, listed in the metadata key `buffers`.
   `<path>` and `<module>` are PyTorch's (`named_parameters()`, `named_modules()`); k and n run
   from 1 to `MAX_NUMBER` (nine digits), with no leading zero.
 - Phases, in walk order: parameters (`param/`), forward (`act/`), loss (`loss/1`), backward
@@ -35,7 +39,12 @@ MAX_NUMBER = 999_999_999  # k and n have at most nine digits: a name never holds
 
 PARAM, ACT, LOSS, GRAD, INIT = "param/", "act/", "loss/", "grad/", "init/"
 
-RECORDER_KEYS = ("recording", "execution_order", "steps", "dtype", "no_grad", "densified")  # written by the recorder itself
+# written by the recorder itself: `buffers` (a JSON list of buffer paths recorded after each step),
+# `optimizer` (a JSON object: the optimizer's name and settings, in its framework's own names),
+# `reference64` (the file name of the float64 run beside this recording), `masks_replayed` (how
+# many random masks the run took from a reference recording instead of its own generator)
+RECORDER_KEYS = ("recording", "execution_order", "steps", "dtype", "no_grad", "densified",
+                 "buffers", "optimizer", "reference64", "masks_replayed")
 PROVENANCE_KEYS = ("format", "framework", "framework_version")  # written by every dump writer itself
 
 _NUMBER = r"([1-9][0-9]{0,8})"
@@ -43,20 +52,21 @@ _CALL = re.compile(r"(.*)#([2-9]|[1-9][0-9]{1,8})", re.DOTALL)
 _LOSS = re.compile(LOSS + _NUMBER)
 _STEP = re.compile(r"step" + _NUMBER + r"/(.+)", re.DOTALL)
 _OPTIM = re.compile(r"optim" + _NUMBER + r"/(.+)/([^/]+)", re.DOTALL)
-_PREFIX = re.compile(r"(param|act|loss|grad|init|step[0-9]+|optim[0-9]+)/")
+_MASK = re.compile(r"mask" + _NUMBER + r"/(.+)", re.DOTALL)
+_PREFIX = re.compile(r"(param|act|loss|grad|init|step[0-9]+|optim[0-9]+|mask[0-9]+)/")
 
 
 @dataclass(frozen=True)
 class RecordedName:
     """What a recorded name says. `kind` is its prefix (`param`, `act`, `loss`, `grad`, `step`,
-    `optim`, `init`); `phase` is one of `PHASES`, or None for `init/` (not walked)."""
+    `optim`, `init`, `mask`); `phase` is one of `PHASES`, or None for `init/` and `mask<k>/` (not walked)."""
 
     kind: str
     phase: str | None
-    step: int | None = None  # k of loss/<k>, step<k>/, optim<k>/
+    step: int | None = None  # k of loss/<k>, step<k>/, optim<k>/, mask<k>/
     path: str | None = None  # the parameter path of param/, grad/, step<k>/, optim<k>/, init/
-    module: str | None = None  # the module path of act/
-    call: int | None = None  # act/: 1 for the first call, n for `#n`
+    module: str | None = None  # the module path of act/ and mask<k>/
+    call: int | None = None  # act/ and mask<k>/: 1 for the first call, n for `#n`
     state: str | None = None  # optim<k>/: the optimizer's key (`exp_avg`)
 
 
@@ -105,7 +115,20 @@ def init_name(path: str) -> str:
     return INIT + path
 
 
+def mask_name(k: int, module: str, call: int = 1) -> str:
+    """`mask<k>/<module>` for the first random op called inside `module` in step k's forward,
+    `mask<k>/<module>#<call>` for a later one."""
+    check_step(k)
+    return f"mask{k}/{act_name(module, call)[len(ACT):]}"
+
+
 # --- reading names -------------------------------------------------------------------------------
+
+
+def _module_call(text: str) -> tuple[str, int]:
+    if found := _CALL.fullmatch(text):
+        return found[1], int(found[2])
+    return text, 1
 
 
 def parse(name: str) -> RecordedName | None:
@@ -114,10 +137,11 @@ def parse(name: str) -> RecordedName | None:
         if name.startswith(prefix):
             return RecordedName(kind, phase, path=name[len(prefix):])
     if name.startswith(ACT):
-        module, call = name[len(ACT):], 1
-        if found := _CALL.fullmatch(module):
-            module, call = found[1], int(found[2])
+        module, call = _module_call(name[len(ACT):])
         return RecordedName("act", "forward", module=module, call=call)
+    if found := _MASK.fullmatch(name):
+        module, call = _module_call(found[2])
+        return RecordedName("mask", None, step=int(found[1]), module=module, call=call)
     if found := _LOSS.fullmatch(name):
         k = int(found[1])
         return RecordedName("loss", "loss" if k == 1 else "step", step=k)

@@ -95,10 +95,21 @@ use crate::Error;
 /// The `recording` metadata key's value: the dump follows docs/recording.md.
 pub const RECORDING: &str = "pita-record/1";
 
-/// The metadata keys [`Recorder::into_dump`] sets (`no_grad` only when a parameter had no
-/// gradient), and `densified`, which `pita.torch` sets for a sparse tensor it recorded dense
-/// (burn has none); a builder that already holds one is refused.
-pub const RECORDING_KEYS: [&str; 6] = ["recording", "execution_order", "steps", "dtype", "no_grad", "densified"];
+/// The metadata keys a recorder sets (docs/recording.md): [`Recorder::into_dump`]'s, `no_grad`
+/// only when a parameter had no gradient, and those only `pita.torch` writes (`densified`,
+/// `reference64`); a builder that already holds one is refused.
+pub const RECORDING_KEYS: [&str; 10] = [
+    "recording",
+    "execution_order",
+    "steps",
+    "dtype",
+    "no_grad",
+    "densified",
+    "buffers",
+    "optimizer",
+    "reference64",
+    "masks_replayed",
+];
 
 // The convention's names, as `pita/recording.py` (its reference) builds them; the tests hold both
 // to tests/data/recording-convention.json in the pita repository.
@@ -132,6 +143,16 @@ pub(crate) fn act_name(module: &str, call: usize) -> String {
     match call {
         1 => format!("act/{module}"),
         n => format!("act/{module}#{n}"),
+    }
+}
+
+/// `mask<step>/<module>` for the first random op inside `module` in that step's forward,
+/// `mask<step>/<module>#<call>` for a later one.
+#[allow(dead_code)] // read by the replay of a reference's masks
+pub(crate) fn mask_name(step: usize, module: &str, call: usize) -> String {
+    match call {
+        1 => format!("mask{step}/{module}"),
+        n => format!("mask{step}/{module}#{n}"),
     }
 }
 
@@ -953,6 +974,7 @@ mod convention {
                 "act_name" => act_name(call.text(1), call.number(2)),
                 "loss_name" => loss_name(call.number(1)),
                 "step_name" => step_name(call.number(1), call.text(2)),
+                "mask_name" => mask_name(call.number(1), call.text(2), call.number(3)),
                 "optim_name" => continue, // burn's recorder records no optimizer state
                 other => panic!("a builder the recorder lacks: {other}"),
             };
