@@ -72,7 +72,7 @@ def _parser_and_commands():
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     compare = commands.add_parser("compare", help="compare two dumps (reference first)")
-    _comparison_options(compare, reference64=True)
+    _comparison_options(compare)
     compare.add_argument("--histogram", action="store_true",
                          help="add to each float tensor of the JSON result its ULP histogram (ulp_histogram: edges, counts, "
                               "unbounded; log2 bins 0, 1, 2-3, 4-7, ...) and to each failing tensor its error map (error_map: "
@@ -83,7 +83,9 @@ def _parser_and_commands():
     compare.set_defaults(handler=_compare)
 
     trace = commands.add_parser("trace", help="walk two recordings of a training run to the first divergence (reference first)")
-    _comparison_options(trace, reference64=False)
+    _comparison_options(trace)
+    trace.add_argument("--strict", action="store_true",
+                       help="also fail when an activation is recorded on one side only (by default it is listed as unobserved)")
     trace.set_defaults(handler=_trace)
 
     lab = _add_plugin_commands(commands)
@@ -92,7 +94,7 @@ def _parser_and_commands():
     return parser, commands, lab
 
 
-def _comparison_options(command, *, reference64: bool) -> None:
+def _comparison_options(command) -> None:
     """The options compare and trace share: the two dumps, the tolerance, the rules file, the format."""
     command.add_argument("reference")
     command.add_argument("candidate")
@@ -103,8 +105,12 @@ def _comparison_options(command, *, reference64: bool) -> None:
     command.add_argument("--equal-nan", action="store_true", help="let NaN match NaN")
     command.add_argument("--allow-input-mismatch", action="store_true", help="compare dumps whose input hashes differ")
     command.add_argument("--rules", metavar="FILE", help="TOML rules: renames, transposes, per-tensor tolerances")
-    if reference64:
-        command.add_argument("--reference64", metavar="FILE", help="a float64 run of the reference: judge each side's error against it")
+    command.add_argument("--reference64", metavar="FILE",
+                         help="a float64 run of the reference: judge each float tensor by the float64 budget (docs/recording.md); "
+                              "by default the run the reference's metadata names (pita.torch.record writes it beside the recording)")
+    command.add_argument("--no-reference64", action="store_true",
+                         help="judge by the tolerance alone, even where the reference names a float64 run")
+    command.add_argument("--verbose", action="store_true", help="list every name mapping the rules file applied (default: a count and a few)")
     command.add_argument("--format", choices=("text", "json"), default="text")
     command.add_argument("--json", metavar="FILE",
                          help="also write the result as JSON to FILE (what --format json prints), so one run gives the printed "
@@ -130,16 +136,32 @@ def _compare(args) -> int:
 
     tolerance, rules = _tolerance_and_rules(args)
     reference, candidate = read_dump(args.reference), read_dump(args.candidate)
-    reference64 = read_dump(args.reference64) if args.reference64 is not None else None
-    inputs = (args.reference, args.candidate, args.reference64, args.rules)
+    reference64_path, note = _reference64_path(args, reference)
+    inputs = (args.reference, args.candidate, reference64_path, args.rules)
     html_path, json_path = _checked_outputs(inputs, ("--html", args.html), ("--json", args.json))
     result = compare_dumps(reference, candidate, tolerance, allow_input_mismatch=args.allow_input_mismatch,
-                           rules=rules, reference64=reference64, distributions=args.histogram or html_path is not None)
+                           rules=rules, reference64=read_dump(reference64_path) if reference64_path is not None else None,
+                           distributions=args.histogram or html_path is not None)
+    result.notes += [note] if note else []
     if html_path:
         from pita.report_html import render_html
 
         write_atomically(html_path, render_html(result).encode())
     return _report(result, lambda: comparison_chunks(result), lambda: render_text(result), args.format, json_path)
+
+
+def _reference64_path(args, reference):
+    """The float64 run to judge by: --reference64's, else the one the reference names (unless
+    --no-reference64); and a note saying which, or why none."""
+    from pita.budget import named_reference64
+
+    if args.reference64 is not None:
+        if args.no_reference64:
+            raise UsageError("--reference64 and --no-reference64: choose one")
+        return args.reference64, None
+    if args.no_reference64:
+        return None, None
+    return named_reference64(args.reference, reference.metadata)
 
 
 def _report(result, json_pieces, text, output_format: str, json_path) -> int:
@@ -213,8 +235,12 @@ def _trace(args) -> int:
 
     tolerance, rules = _tolerance_and_rules(args)
     reference, candidate = read_dump(args.reference), read_dump(args.candidate)
-    (json_path,) = _checked_outputs((args.reference, args.candidate, args.rules), ("--json", args.json))
-    result = trace_dumps(reference, candidate, tolerance, rules, allow_input_mismatch=args.allow_input_mismatch)
+    reference64_path, note = _reference64_path(args, reference)
+    (json_path,) = _checked_outputs((args.reference, args.candidate, reference64_path, args.rules), ("--json", args.json))
+    result = trace_dumps(reference, candidate, tolerance, rules, allow_input_mismatch=args.allow_input_mismatch,
+                         reference64=read_dump(reference64_path) if reference64_path is not None else None,
+                         strict=args.strict, verbose=args.verbose)
+    result.notes += [note] if note else []
     return _report(result, lambda: json_chunks(result.to_dict()), lambda: render_trace_text(result), args.format, json_path)
 
 

@@ -19,9 +19,10 @@ import numpy as np
 
 from pita import diagnose
 from pita.align import align
+from pita.budget import BUDGET_FACTOR, FLOOR_ULPS, budget_of, float64_figures, judged_by_float64
 from pita.diagnose.base import Diagnosis, differ_only_in_size_one_axes
 from pita.distribution import measure_distribution
-from pita.dtypes import dtype_name, widen
+from pita.dtypes import dtype_name, is_float, widen
 from pita.dump import Dump
 from pita.errors import UsageError
 from pita.filetensor import take
@@ -64,16 +65,21 @@ class AppliedTolerance:
 
     @property
     def label(self) -> str:
-        return self.dtypes + (" (rules file)" if self.source == "rules" else "")
+        return self.dtypes + {"rules": " (rules file)", "float64": " (float64 budget)"}.get(self.source, "")
 
     def short(self, nominal: Tolerance) -> str:
-        """`1e-05+0.016*|reference|`, `exact`; with the NaN policy where it is not `nominal`'s."""
-        return "exact" if self.source == "exact" else self.tolerance.short() + self._nan_policy_unlike(nominal)
+        """`1e-05+0.016*|reference|`, `exact`, `budget`; with the NaN policy where it is not `nominal`'s."""
+        if self.source in ("exact", "float64"):
+            return {"exact": "exact", "float64": "budget"}[self.source]
+        return self.tolerance.short() + self._nan_policy_unlike(nominal)
 
     def bounds(self, nominal: Tolerance) -> str:
         """`atol=1e-05 rtol=0.016` (and `ulp=4`), `exact`, as the `tolerance:` line lists it."""
         if self.source == "exact":
             return "exact"
+        if self.source == "float64":
+            return (f"atol={BUDGET_FACTOR:g}*max(reference's error against the float64 run, {FLOOR_ULPS:g} ULP at the tensor's scale), "
+                    f"each tensor its own ({self.tensors})")
         t = self.tolerance
         return f"atol={t.atol:g} rtol={t.rtol:g}" + (f" ulp={t.ulp}" if t.ulp is not None else "") + self._nan_policy_unlike(nominal)
 
@@ -313,18 +319,24 @@ def compare_dumps(
     for name in alignment.pairs:
         ours, theirs = reference_tensors[name], candidate_tensors[name]
         own, source, note = tensor_tolerance(name, ours.dtype, theirs.dtype, tolerance, rules)
+        budget = None
+        if name in exact and ours.size == theirs.size:  # a shape conflict or a broadcast pair has no budget
+            budget = budget_of(exact[name], ours)
+            if source in ("", "dtype") and judged_by_float64(ours, theirs, exact[name]):
+                own, source, note = budget.tolerance(tolerance), "float64", ""
         dtypes = "/".join(dict.fromkeys(dtype_name(d) or str(d) for d in (ours.dtype, theirs.dtype)))
-        key = (dtypes, source or "comparison", own)
+        key = (dtypes, source or "comparison", tolerance if source == "float64" else own)  # one entry for every budget
         applied[key] = applied.get(key, 0) + 1
         result = compare_tensor(name, ours, theirs, own, context)
         if source:
-            result.tolerance = "exact" if source == "exact" else own.short()
+            result.tolerance = {"exact": "exact", "float64": f"float64 budget: atol={own.atol:.3g}"}.get(source, own.short())
         if note:
             result.notes.append(note)
+        if budget is not None:
+            result.float64 = float64_figures(budget, exact[name], theirs)
         if not result.ok and not result.shape_conflict:
-            result.would_pass = would_pass(result, own, in_rules_file=source == "rules")
-        if name in exact and not result.shape_conflict:
-            result.float64 = float64_errors(exact[name], ours, theirs)
+            result.would_pass = (beyond_budget(result) if source == "float64" else
+                                 would_pass(result, own, in_rules_file=source == "rules"))
         if distributions and not result.shape_conflict:
             result.ulp_histogram, result.error_map = measure_distribution(ours, theirs, error_map=not result.ok)
         tensors.append(result)
@@ -366,6 +378,9 @@ def float64_references(reference64: Dump | None, rules: Rules, reference_tensors
     renamed, _ = rules.apply(reference64.tensors, "reference")
     found = {name: renamed[name] for name in names if name in renamed}
     for name, exact in found.items():
+        if is_float(exact.dtype) and dtype_name(exact.dtype) != "F64":
+            what = f"tensor {name!r} is {dtype_name(exact.dtype)}: a float64 run holds F64 tensors"
+            raise UsageError(f"reference64: {what}", cli_message=f"--reference64: {what}")
         if tuple(exact.shape) != tuple(reference_tensors[name].shape):
             shapes = f"tensor {name!r} has shape {list(exact.shape)}, the reference's is {list(reference_tensors[name].shape)}"
             raise UsageError(f"reference64: {shapes}: not a run of the same computation",
@@ -373,16 +388,12 @@ def float64_references(reference64: Dump | None, rules: Rules, reference_tensors
     return found
 
 
-def float64_errors(exact, reference, candidate) -> dict:
-    """Each side's largest error against a float64 run of the same computation: which side drifted.
-    Any dump dtype; `FileTensor`s are streamed; the candidate is read flat, as it was compared."""
-    reference_error = measure(exact, reference, Tolerance()).max_abs_diff
-    candidate_error = measure(exact, candidate, Tolerance()).max_abs_diff
-    if candidate_error == reference_error:
-        ratio = 1.0
-    else:
-        ratio = candidate_error / reference_error if reference_error else math.inf
-    return {"reference_error": reference_error, "candidate_error": candidate_error, "ratio": ratio}
+def beyond_budget(result: TensorResult) -> str:
+    """Why no tolerance is suggested for a tensor judged by the float64 budget."""
+    f = result.float64
+    return (f"nothing: the float64 run allows |diff| <= {f['allowed']:.3g} here (pita.budget: {BUDGET_FACTOR:g} × the larger of the "
+            f"reference's own error {f['reference_error']:.3g} and {FLOOR_ULPS:g} ULP at the tensor's scale {f['scale']:.3g}); "
+            f"max|diff| is {result.max_abs_diff / f['allowed']:.3g}× that, beyond float32 noise")
 
 
 def compare_tensor(name: str, reference, candidate, tolerance: Tolerance, context: diagnose.Context) -> TensorResult:

@@ -57,10 +57,17 @@ def tensor_lines(tensor: TensorResult) -> list[str]:
         lines.append(f"  would pass with: {tensor.would_pass}")
     lines.extend(notes)
     if tensor.float64:
-        f = tensor.float64
-        lines.append(f"  float64 check: reference error {f['reference_error']:.2e}, candidate error {f['candidate_error']:.2e} "
-                     f"(candidate's error is {f['ratio']:.3g}× the reference's own error)")
+        lines.append(f"  float64 check: {float64_text(tensor)}")
     return lines + diagnosis
+
+
+def float64_text(tensor) -> str:
+    """A tensor's figures against the float64 run, led by what they say: within float32 noise or beyond it."""
+    f = tensor.float64
+    judged = tensor.tolerance is not None and tensor.tolerance.startswith("float64 budget")
+    lead = ("within float32 noise: " if tensor.ok else "beyond float32 noise: ") if judged else ""
+    return (f"{lead}the candidate's error is {f['ratio']:.3g}× the reference's own (reference error {f['reference_error']:.2e}, "
+            f"candidate error {f['candidate_error']:.2e}" + (f"; budget |diff| <= {f['allowed']:.2e})" if "allowed" in f else ")"))
 
 
 def _value(value) -> str:

@@ -43,6 +43,7 @@ import bisect
 import json
 from dataclasses import asdict, dataclass, field
 
+from pita.budget import max_abs
 from pita.compare import (
     AppliedTolerance,
     ComparisonResult,
@@ -62,6 +63,7 @@ from pita.errors import UsageError
 from pita.recording import ACT, INIT, OTHER, PARAM, PHASES, RECORDING, init_name, looks_recorded, param_name, parse
 from pita.report import json_text, tensor_lines
 from pita.rules import Rules
+from pita.settings import Setting, compare_settings
 from pita.stats import measure
 from pita.strict_json import unspelt
 from pita.text import printable
@@ -255,17 +257,35 @@ class TraceResult:
     mappings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     applied: list[AppliedTolerance] = field(default_factory=list)  # compare's: the tolerances applied, per dtype pair
+    judged_by: str = "tolerance"  # or "float64 budget": each float tensor against a float64 run of the reference (pita.budget)
+    strict: bool = False  # an activation recorded on one side only fails the trace
+    settings: dict | None = None  # the optimizer settings compared (pita.settings), None where a side recorded none
+    random_masks: dict | None = None  # the reference's dropout masks, where the candidate drew its own
+    noise_gradients: list[str] = field(default_factory=list)  # the first step divergence's gradients that are float32 noise
+    verbose: bool = False  # the text lists every mapping (not part of the JSON)
 
     @property
     def ok(self) -> bool:
-        """Nothing diverged, no gap, and something beyond the parameters was compared: loaded
-        parameters alone say nothing of what the candidate computes, and nothing compared is never OK."""
-        return self.clean and self.checked
+        """Nothing diverged, no gap, the optimizer settings agree, and something beyond the
+        parameters was compared: loaded parameters alone say nothing of what the candidate
+        computes, and nothing compared is never OK."""
+        return self.clean and self.checked and not self.setting_differences
 
     @property
     def clean(self) -> bool:
-        """No tensor mismatched and none is recorded on one side only."""
-        return all(not (p.mismatched or p.missing or p.extra) for p in self.phases)
+        """No tensor mismatched and none is recorded on one side only (but activations the
+        candidate did not tap, unless `strict`: they are unobserved, not wrong)."""
+        return all(not (p.mismatched or p.extra or p.missing) or (p.phase == "forward" and not p.mismatched and not self.strict)
+                   for p in self.phases)
+
+    @property
+    def unobserved(self) -> list[str]:
+        """Activations recorded on one side only, which do not fail the trace (not `strict`)."""
+        return [] if self.strict else [name for p in self.phases if p.phase == "forward" for name in p.missing + p.extra]
+
+    @property
+    def setting_differences(self) -> list[dict]:
+        return self.settings["differences"] if self.settings else []
 
     @property
     def checked(self) -> bool:
@@ -290,6 +310,12 @@ class TraceResult:
             "mappings": self.mappings,
             "notes": self.notes,
             **({"applied": [a.to_dict() for a in self.applied]} if self.applied else {}),  # none: nothing compared
+            "judged_by": self.judged_by,
+            "strict": self.strict,
+            "unobserved": self.unobserved,
+            "settings": self.settings,
+            "random_masks": self.random_masks,
+            "noise_gradients": self.noise_gradients,
         }
 
     @classmethod
@@ -302,13 +328,19 @@ class TraceResult:
                    phases=[Phase.from_dict(p) for p in data["phases"]], load_audit=LoadAudit(**data["load_audit"]),
                    reference=data["reference"], candidate=data["candidate"], tolerance=tolerance_from_dict(data["tolerance"]),
                    mappings=data["mappings"], notes=data["notes"],
-                   applied=[AppliedTolerance.from_dict(a) for a in data.get("applied", [])])
+                   applied=[AppliedTolerance.from_dict(a) for a in data.get("applied", [])],
+                   judged_by=data.get("judged_by", "tolerance"), strict=data.get("strict", False), settings=data.get("settings"),
+                   random_masks=data.get("random_masks"), noise_gradients=data.get("noise_gradients", []))
 
 
 def trace_dumps(reference: Dump, candidate: Dump, tolerance: Tolerance | None = None, rules: Rules | None = None, *,
-                allow_input_mismatch: bool = False) -> TraceResult:
-    """The two recordings walked phase by phase (see the module's docstring). Raises `UsageError`
-    for a dump that is not a recording, or whatever `compare_dumps` refuses."""
+                allow_input_mismatch: bool = False, reference64: Dump | None = None, strict: bool = False,
+                verbose: bool = False) -> TraceResult:
+    """The two recordings walked phase by phase (see the module's docstring). With `reference64`
+    (a float64 run of the reference), each float tensor is judged by the float64 budget
+    (pita.budget); without it, by `tolerance`. `strict`: an activation recorded on one side only
+    fails the trace (by default it is listed as unobserved). Raises `UsageError` for a dump that
+    is not a recording, or whatever `compare_dumps` refuses."""
     tolerance = Tolerance.from_options() if tolerance is None else tolerance
     rules = rules or Rules()
     for side, dump in (("reference", reference), ("candidate", candidate)):
@@ -316,8 +348,10 @@ def trace_dumps(reference: Dump, candidate: Dump, tolerance: Tolerance | None = 
     notes = []
     if any(name.startswith(INIT) for name in reference.tensors):
         notes.append("reference: init/ tensors are not compared (the load audit reads the candidate's)")
-    comparison = compare_dumps(without_init(reference)[0], without_init(candidate)[0], tolerance,
-                               allow_input_mismatch=allow_input_mismatch, rules=rules)
+    masks = {name for name in reference.tensors if _is_mask(name)}
+    comparison = compare_dumps(_walked(reference), _walked(candidate), tolerance,
+                               allow_input_mismatch=allow_input_mismatch, rules=rules,
+                               reference64=_walked(reference64) if reference64 is not None else None)
     notes += comparison.notes + _dtype_note(comparison)
     order, order_notes = _execution_order(reference, rules, comparison)
     notes += order_notes
@@ -343,11 +377,72 @@ def trace_dumps(reference: Dump, candidate: Dump, tolerance: Tolerance | None = 
         _hint_renames(first, by_phase["parameters"])
     phases = [Phase.of(name, members) for name, members in by_phase.items()]
     audit = LoadAudit(missing=phases[0].missing, unused=phases[0].extra, still_initial=still_initial)
+    settings = compare_settings(reference.metadata, candidate.metadata)
     result = TraceResult(verdict="", first_divergence=Divergence.of(first, _module_parameters(first, entries)) if first else None,
                          phases=phases, load_audit=audit, reference=comparison.reference, candidate=comparison.candidate,
-                         tolerance=comparison.tolerance, mappings=comparison.mappings, notes=notes, applied=comparison.applied)
+                         tolerance=comparison.tolerance, mappings=comparison.mappings, notes=notes, applied=comparison.applied,
+                         judged_by="float64 budget" if reference64 is not None else "tolerance", strict=strict,
+                         settings=settings.to_dict() if settings is not None else None, verbose=verbose)
+    if first is not None:
+        _explain_first(result, first, entries, masks, reference, candidate)
+    if reference64 is None:
+        result.notes.append(_absolute_tolerance_note(result))
     result.verdict = _verdict(result)
     return result
+
+
+NOISE_DISAGREEMENT = 0.1  # a gradient whose two sides differ by this share of its largest value holds float32 noise, not signal
+
+
+def _explain_first(result: TraceResult, first: Entry, entries: list[Entry], masks: set[str], reference: Dump, candidate: Dump) -> None:
+    """What the numbers alone cannot say of the first divergence: random masks drawn on each side,
+    or a step that differs only where the gradient is float32 noise."""
+    replayed = candidate.metadata.get("masks_replayed")
+    drawn = sorted(name for name in masks if parse(name).step == 1)
+    if drawn and not replayed and first.phase != "parameters":
+        result.random_masks = {"reference": len(masks), "first": drawn[0], "replayed": 0}
+        first.notes.append(f"the reference recorded {len(masks)} random mask(s) (first {drawn[0]}) and the candidate drew its own: "
+                           "dropout masks differ across frameworks (their generators differ; seeding cannot align them)")
+    if first.phase == "step":
+        path = parameter_of(first.name)
+        grads = {e.name: e for e in entries if e.phase == "backward"}
+        grad = grads.get(f"grad/{path}") if path else None
+        if grad is not None and grad.status == "ok" and _is_noise(grad.result, reference.tensors.get(grad.name)):
+            result.noise_gradients = [grad.name]
+
+
+def _is_noise(result: TensorResult, reference_tensor) -> bool:
+    """Whether a matching gradient holds float32 noise: its two sides disagree by a large share of its largest value."""
+    if result is None or reference_tensor is None:
+        return False
+    scale = max_abs(reference_tensor)
+    return scale > 0 and result.max_abs_diff > NOISE_DISAGREEMENT * scale
+
+
+def _absolute_tolerance_note(result: TraceResult) -> str:
+    note = ("judged by the tolerance alone (absolute: it cannot tell float32 noise, which grows with depth and scale, from a "
+            "mistake); a float64 run of the reference judges each tensor against PyTorch's own float32 error (pita.torch.record "
+            "writes one beside the recording, float64=True)")
+    divergence = result.first_divergence
+    if divergence is not None and divergence.tensor is not None and divergence.tensor.diagnosis:
+        if any(d.kind == "rounding" for d in divergence.tensor.diagnosis):
+            note += f"; the first divergence, {divergence.name}, is at rounding level: record a float64 run before looking for a mistake there"
+    return note
+
+
+def _is_mask(name: str) -> bool:
+    recorded = parse(name)
+    return recorded is not None and recorded.kind == "mask"
+
+
+def _walked(dump: Dump) -> Dump:
+    """The recording without what trace does not walk: `init/` values (the load audit reads the
+    candidate's) and random masks (`mask<k>/`, read to explain random ops)."""
+    dump = without_init(dump)[0]
+    if not any(_is_mask(name) for name in dump.tensors):
+        return dump
+    return Dump(tensors={n: t for n, t in dump.tensors.items() if not _is_mask(n)}, metadata=dump.metadata, source=dump.source,
+                notes=list(getattr(dump, "notes", [])))
 
 
 def _dtype_note(comparison: ComparisonResult) -> list[str]:
@@ -579,10 +674,13 @@ def _verdict(result: TraceResult) -> str:
     if result.ok and result.unchecked:
         checked = [p.phase for p in result.phases if p.compared]
         return (f"every phase recorded matched ({', '.join(checked)}); nothing was recorded in {', '.join(result.unchecked)}, "
-                "so the candidate is not checked there")
+                "so the candidate is not checked there" + _unobserved_text(result))
     if result.ok:
-        return "every phase matched: the candidate computes what the reference computes"
+        return "every phase matched: the candidate computes what the reference computes" + _unobserved_text(result)
     divergence = result.first_divergence
+    if divergence is None and result.setting_differences and result.clean:
+        return (f"every tensor matched, but the optimizer's settings differ: {_settings_text(result.setting_differences)} "
+                "(too few steps were recorded for it to show in the numbers)")
     if divergence is None:
         gaps = [name for phase in result.phases for name in phase.missing + phase.extra]
         return (f"every tensor compared matched, but {len(gaps)} are recorded on one side only (first {gaps[0]}): "
@@ -596,6 +694,11 @@ def _verdict(result: TraceResult) -> str:
         if entry.name in result.load_audit.still_initial:
             return f"{entry.name} was never loaded: the candidate still holds its initial value"
         return "the parameters differ as loaded: the weights were loaded or laid out differently (later phases inherit it)"
+    if result.random_masks and entry.phase in ("forward", "loss", "backward", "step"):
+        masks = result.random_masks
+        return (f"random masks differ (expected across frameworks): the forward departs at or after the first random op, and the "
+                f"reference recorded its {masks['reference']} dropout mask(s) (first {masks['first']}) while the candidate drew its own; "
+                "replay them in the port with pita::replay (docs/recording.md, 'Random ops'), then trace again")
     if entry.phase == "forward":
         module = module_of_act(entry.name)
         return (f"the forward pass departs at {entry.name} while the parameters it uses matched: "
@@ -606,10 +709,37 @@ def _verdict(result: TraceResult) -> str:
         return ("the forward pass and the loss matched and the gradients differ: the backward pass differs "
                 "(the loss's reduction, a detached tensor, a custom backward)")
     if entry.phase == "step":
-        unchecked = [p.phase for p in result.phases[:4] if p.compared == 0]
-        caveat = f" (nothing was recorded in: {', '.join(unchecked)})" if unchecked else ""
-        return f"parameters, forward, loss and backward match and the step differs: the optimizer or its hyper-parameters differ{caveat}"
+        return _step_verdict(result)
     return f"{entry.name}, outside the recording convention, differs"
+
+
+def _step_verdict(result: TraceResult) -> str:
+    unchecked = [p.phase for p in result.phases[:4] if p.compared == 0]
+    caveat = f" (nothing was recorded in: {', '.join(unchecked)})" if unchecked else ""
+    lead = f"parameters, forward, loss and backward match and the step differs{caveat}"
+    if result.setting_differences:
+        return f"{lead}: the optimizer's settings differ: {_settings_text(result.setting_differences)}"
+    if result.noise_gradients:
+        return (f"{lead} only where the gradient is float32 noise ({result.noise_gradients[0]}: its two sides disagree by more than "
+                f"{NOISE_DISAGREEMENT:g} of its largest value, zero in exact arithmetic); Adam-type optimizers divide by its root mean "
+                "square and turn noise into steps of about lr, differently on each side: both can be right. Judge by a float64 run "
+                "(pita.torch.record writes one) instead of a tolerance")
+    if result.settings is not None:
+        return (f"{lead} although the optimizer's recorded settings match ({result.settings['compared']} compared): its update "
+                "differs (the algorithm: bias correction, where weight decay applies), or a setting not recorded")
+    return f"{lead}: the optimizer or its hyper-parameters differ (record them: the recorders write the optimizer's settings)"
+
+
+def _settings_text(differences: list[dict]) -> str:
+    return "; ".join(Setting(d["name"], d["reference"], d["candidate"]).text() for d in differences)
+
+
+def _unobserved_text(result: TraceResult) -> str:
+    unobserved = result.unobserved
+    if not unobserved:
+        return ""
+    return (f" ({len(unobserved)} activation(s) recorded on one side only were not observed, first {unobserved[0]}: "
+            "tap them to check them, --strict to fail on them)")
 
 
 # --- rendering ---------------------------------------------------------------------------------
@@ -634,6 +764,7 @@ def render_trace_text(result: TraceResult) -> str:
             more = len(divergence.module_parameters) - len(shown)
             lines.append("  its module's parameters: " + ", ".join(shown) + (f" and {more} more" if more > 0 else ""))
     lines.append(f"verdict: {result.verdict}")
+    lines.append(_settings_line(result))
     for phase in result.phases:
         lines.append(_phase_line(phase, result))
     lines.extend(f"mapping: {mapping}" for mapping in result.mappings)
@@ -642,6 +773,18 @@ def render_trace_text(result: TraceResult) -> str:
     lines.append(f"tolerance: {tolerance_text(result.tolerance, result.applied)}")
     lines.append(f"tol={shown_tolerance(result.tolerance, result.applied)} {status}")
     return "\n".join(map(printable, lines)) + "\n"  # values from files on one line, without control characters
+
+
+def _settings_line(result: TraceResult) -> str:
+    settings = result.settings
+    if settings is None:
+        return "settings: the optimizer's settings are not recorded on both sides, so they are not compared"
+    differ = settings["differences"]
+    line = (f"settings: {len(differ)} of {settings['compared']} optimizer settings differ: {_settings_text(differ)}" if differ
+            else f"settings: the optimizer's {settings['compared']} settings match")
+    if settings["not_compared"]:
+        line += f"; not compared: {', '.join(settings['not_compared'])}"
+    return line
 
 
 def render_trace_json(result: TraceResult) -> str:

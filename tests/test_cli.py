@@ -154,13 +154,13 @@ def test_a_lab_that_is_installed_but_broken_is_a_bug_not_a_missing_lab(monkeypat
     assert "add_commands" in err and "this is a bug in pita" in err
 
 
-def test_trace_takes_compare_options_but_reference64():
+def test_trace_takes_compare_options_but_the_visual_report():
     from pita.cli import build_parser
 
     commands = next(a for a in build_parser()._actions if a.dest == "command").choices
     options = {name: {o for action in commands[name]._actions for o in action.option_strings} for name in ("compare", "trace")}
-    # the float64 run and the visual report (histograms, error maps, the HTML page) are compare's own
-    assert options["compare"] - options["trace"] == {"--reference64", "--histogram", "--html"} and options["trace"] <= options["compare"]
+    # the visual report (histograms, error maps, the HTML page) is compare's own; --strict is trace's
+    assert options["compare"] - options["trace"] == {"--histogram", "--html"} and options["trace"] - options["compare"] == {"--strict"}
 
 
 def test_compare_prints_the_report_and_writes_the_json_in_one_run(dumps):

@@ -1,0 +1,121 @@
+"""The float64 budget: how far a float32 candidate may lie from the float32 reference, given a
+float64 run of the same computation (the truth, docs/recording.md).
+
+An absolute tolerance cannot tell float32 noise from a bug: noise grows with depth and with the
+values' scale, and a tensor that is zero in exact arithmetic (the gradient of a bias in front of
+a BatchNorm) holds nothing but noise. The float64 run measures the noise instead. For each tensor:
+
+- `reference_error` = max |reference - truth|: the reference's own float32 error;
+- `scale` = max |truth|, and its floor, `FLOOR_ULPS` ULPs of `scale` in the reference's dtype:
+  a reference that happens to land on the truth (a single-element loss, a tensor computed
+  exactly) still leaves the candidate the rounding of its own arithmetic;
+- the budget: `|candidate - reference| <= BUDGET_FACTOR * max(reference_error, floor)` for every
+  element. A candidate as accurate as the reference lies within `2 * reference_error` of it
+  (each side within its error of the truth); the factor leaves room for the candidate's own
+  summation order, which makes its error a few times the reference's on some tensors.
+
+`candidate_error` (max |candidate - truth|) and its ratio to the reference's are reported beside
+the judgement: a ratio below 1 says the port is closer to the truth than PyTorch.
+
+The constants are measured on the ports in ports/ (docs/recording.md, "The float64 budget"):
+correct ports stay below the factor on every tensor, and each planted mistake exceeds it at its
+first divergence.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from pita.dtypes import dtype_name
+from pita.errors import UsageError
+from pita.filetensor import flat_chunks
+from pita.stats import measure
+from pita.tolerance import Tolerance
+
+BUDGET_FACTOR = 8.0  # how many times the reference's own error (or the floor) the two sides may differ by
+FLOOR_ULPS = 1.0  # the least error allowed: this many ULPs of the tensor's scale, in the reference's dtype
+JUDGED = frozenset({"F32", "F16", "BF16"})  # reference dtypes a float64 run can judge (a float64 reference is its own truth)
+EPSILON = {"F32": 2.0**-23, "F16": 2.0**-10, "BF16": 2.0**-7}  # the spacing of 1.0 in each dtype
+CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Budget:
+    """One tensor's budget from the float64 run."""
+
+    reference_error: float
+    scale: float
+    floor: float
+
+    @property
+    def allowed(self) -> float:
+        """The largest |candidate - reference| the budget allows."""
+        return BUDGET_FACTOR * max(self.reference_error, self.floor)
+
+    def tolerance(self, nominal: Tolerance) -> Tolerance:
+        """The budget as a tolerance on |candidate - reference|, with `nominal`'s NaN policy."""
+        return Tolerance(atol=self.allowed, rtol=0.0, equal_nan=nominal.equal_nan)
+
+
+def judged_by_float64(reference, candidate, exact) -> bool:
+    """Whether a float64 run can judge this pair: float on both sides, float64 truth, a narrower reference."""
+    names = {dtype_name(reference.dtype), dtype_name(candidate.dtype)}
+    return dtype_name(exact.dtype) == "F64" and dtype_name(reference.dtype) in JUDGED and names <= JUDGED | {"F64"}
+
+
+def budget_of(exact, reference) -> Budget:
+    """The reference's own error against the truth, and the floor at the truth's scale."""
+    reference_error = measure(exact, reference, Tolerance()).max_abs_diff
+    scale = max_abs(exact)
+    return Budget(reference_error=reference_error, scale=scale, floor=FLOOR_ULPS * ulp_at(scale, dtype_name(reference.dtype)))
+
+
+def ulp_at(scale: float, dtype: str) -> float:
+    """The spacing of floats of `dtype` at `scale` (0 for a zero or non-finite scale)."""
+    if not math.isfinite(scale) or scale == 0.0:
+        return 0.0
+    return math.ldexp(EPSILON[dtype], math.frexp(scale)[1] - 1)
+
+
+def max_abs(tensor) -> float:
+    """The largest finite |value| of a float tensor (arrays or `FileTensor`s, a chunk at a time)."""
+    largest = 0.0
+    for chunk in flat_chunks(tensor, 0, tensor.size, CHUNK):
+        values = np.abs(np.asarray(chunk, dtype=np.float64))
+        values = values[np.isfinite(values)]
+        if values.size:
+            largest = max(largest, float(values.max()))
+    return largest
+
+
+def float64_figures(budget: Budget, exact, candidate) -> dict:
+    """What the report shows beside the judgement: each side's error against the truth, their
+    ratio, the scale and the budget."""
+    candidate_error = measure(exact, candidate, Tolerance()).max_abs_diff
+    reference_error = budget.reference_error
+    if candidate_error == reference_error:
+        ratio = 1.0
+    else:
+        ratio = candidate_error / reference_error if reference_error else math.inf
+    return {"reference_error": reference_error, "candidate_error": candidate_error, "ratio": ratio,
+            "scale": budget.scale, "floor": budget.floor, "allowed": budget.allowed}
+
+
+def named_reference64(reference_path, metadata: dict) -> tuple[Path | None, str | None]:
+    """The float64 run a recording names in its metadata (`reference64`, a file name beside it),
+    and a note: where it was found, or why it is not used. A name that leaves the folder is refused."""
+    named = metadata.get("reference64")
+    if not named:
+        return None, None
+    if Path(named).name != named or named in (".", ".."):
+        raise UsageError(f"the reference's metadata reference64 {named[:80]!r} is not a file name: pass --reference64 FILE or --no-reference64")
+    folder = Path(reference_path) if Path(reference_path).is_dir() else Path(reference_path).parent
+    path = folder / named
+    if not path.is_file():
+        return None, (f"the reference names its float64 run {named}, which is not beside it: judged by the absolute tolerance "
+                      "(pass --reference64 FILE)")
+    return path, f"judged against the float64 run {path.name} (the reference's metadata reference64; --no-reference64 judges by the tolerance)"
