@@ -33,11 +33,19 @@ import numpy as np
 from pita.dtypes import dtype_name
 from pita.errors import UsageError
 from pita.filetensor import flat_chunks
+from pita.recording import param_name, parse, step_name
+from pita.settings import optimizer_settings
 from pita.stats import measure
 from pita.tolerance import Tolerance
 
 BUDGET_FACTOR = 8.0  # how many times the reference's own error (or the floor) the two sides may differ by
 FLOOR_ULPS = 1.0  # the least error allowed: this many ULPs of the tensor's scale, in the reference's dtype
+# An optimizer step's floor: this share of the update (the step's change of the parameter). burn holds
+# its optimizer's settings in float32 (beta_2 = 0.999 is 0.99900001287), which moves Adam's
+# bias-corrected update by |float32(beta) - beta| / (1 - beta) of itself (1.3e-5 for 0.999) from
+# PyTorch's, a rounding of the settings that neither side can avoid. Read from the recorded betas
+# where the reference has them; this where it has none (beta_2 = 0.999's share, rounded up).
+UPDATE_SHARE_DEFAULT = 2.0**-16
 JUDGED = frozenset({"F32", "F16", "BF16"})  # reference dtypes a float64 run can judge (a float64 reference is its own truth)
 EPSILON = {"F32": 2.0**-23, "F16": 2.0**-10, "BF16": 2.0**-7}  # the spacing of 1.0 in each dtype
 CHUNK = 1 << 20
@@ -49,7 +57,7 @@ class Budget:
 
     reference_error: float
     scale: float
-    floor: float
+    floor: float  # FLOOR_ULPS at the scale, or an optimizer step's share of its update, whichever is larger
 
     @property
     def allowed(self) -> float:
@@ -67,11 +75,36 @@ def judged_by_float64(reference, candidate, exact) -> bool:
     return dtype_name(exact.dtype) == "F64" and dtype_name(reference.dtype) in JUDGED and names <= JUDGED | {"F64"}
 
 
-def budget_of(exact, reference) -> Budget:
-    """The reference's own error against the truth, and the floor at the truth's scale."""
+def budget_of(exact, reference, update_floor: float = 0.0) -> Budget:
+    """The reference's own error against the truth, and the floor: at the truth's scale, or
+    `update_floor` (an optimizer step's, `update_floor_of`) where larger."""
     reference_error = measure(exact, reference, Tolerance()).max_abs_diff
     scale = max_abs(exact)
-    return Budget(reference_error=reference_error, scale=scale, floor=FLOOR_ULPS * ulp_at(scale, dtype_name(reference.dtype)))
+    floor = max(FLOOR_ULPS * ulp_at(scale, dtype_name(reference.dtype)), update_floor)
+    return Budget(reference_error=reference_error, scale=scale, floor=floor)
+
+
+def update_share(metadata: dict) -> float:
+    """The share of an optimizer's update that float32 settings move (UPDATE_SHARE_DEFAULT's
+    comment), from the betas the recording's `optimizer` metadata holds."""
+    settings = optimizer_settings(metadata)
+    betas = settings[1].get("betas") if settings else None
+    if not isinstance(betas, list) or not betas or not all(isinstance(b, float) and 0.0 < b < 1.0 for b in betas):
+        return UPDATE_SHARE_DEFAULT
+    return max(max(abs(float(np.float32(b)) - b) / (1.0 - b) for b in betas), 2.0**-23)
+
+
+def update_floor_of(name: str, exact_tensors: dict, share: float) -> float:
+    """For `step<k>/<path>`: `share` of the largest change the truth's step k made to the
+    parameter (from `param/<path>` or `step<k-1>/<path>`); 0 for any other name."""
+    recorded = parse(name)
+    if recorded is None or recorded.kind != "step":
+        return 0.0
+    before = exact_tensors.get(param_name(recorded.path) if recorded.step == 1 else step_name(recorded.step - 1, recorded.path))
+    after = exact_tensors[name]
+    if before is None or tuple(before.shape) != tuple(after.shape) or dtype_name(before.dtype) != "F64":
+        return 0.0
+    return share * max_abs(np.asarray(after, dtype=np.float64) - np.asarray(before, dtype=np.float64))
 
 
 def ulp_at(scale: float, dtype: str) -> float:

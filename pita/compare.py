@@ -19,7 +19,7 @@ import numpy as np
 
 from pita import diagnose
 from pita.align import align
-from pita.budget import BUDGET_FACTOR, FLOOR_ULPS, budget_of, float64_figures, judged_by_float64
+from pita.budget import BUDGET_FACTOR, FLOOR_ULPS, budget_of, float64_figures, judged_by_float64, update_floor_of, update_share
 from pita.diagnose.base import Diagnosis, differ_only_in_size_one_axes
 from pita.distribution import measure_distribution
 from pita.dtypes import dtype_name, is_float, widen
@@ -314,6 +314,8 @@ def compare_dumps(
     candidate_tensors, candidate_mappings = rules.apply(candidate.tensors, "candidate")
     alignment = align(reference_tensors, candidate_tensors)
     exact = float64_references(reference64, rules, reference_tensors, alignment.pairs)
+    exact_all = rules.apply(reference64.tensors, "reference")[0] if reference64 is not None else {}
+    share = update_share(reference.metadata)
     context = diagnose.Context(batch_sizes={b for b in (reference.batch_size, candidate.batch_size) if b})
     tensors, applied = [], {}
     for name in alignment.pairs:
@@ -321,7 +323,7 @@ def compare_dumps(
         own, source, note = tensor_tolerance(name, ours.dtype, theirs.dtype, tolerance, rules)
         budget = None
         if name in exact and ours.size == theirs.size:  # a shape conflict or a broadcast pair has no budget
-            budget = budget_of(exact[name], ours)
+            budget = budget_of(exact[name], ours, update_floor_of(name, exact_all, share))
             if source in ("", "dtype") and judged_by_float64(ours, theirs, exact[name]):
                 own, source, note = budget.tolerance(tolerance), "float64", ""
         dtypes = "/".join(dict.fromkeys(dtype_name(d) or str(d) for d in (ours.dtype, theirs.dtype)))

@@ -135,3 +135,22 @@ def test_a_float64_run_named_outside_the_folder_is_refused(tmp_path, named):
     write_dump(Dump(dict(REFERENCE.tensors), {**REFERENCE.metadata, "reference64": named}), tmp_path / "run.safetensors")
     proc = pita("trace", "run.safetensors", "run.safetensors", cwd=tmp_path)
     assert proc.returncode == 2 and "is not a file name" in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_an_optimizer_step_may_differ_by_what_float32_settings_move():
+    """burn holds beta_2 = 0.999 as 0.99900001287: Adam's update moves by ~1.3e-5 of itself. A
+    parameter that starts at zero is all update, so that share is far beyond its ULPs; a share of
+    1e-3 (an epsilon of 1e-5 against 1e-8 on gradients of 1e-2) is not within it."""
+    from pita.budget import update_floor_of, update_share
+
+    adam = {"optimizer": json.dumps({"framework": "torch", "name": "Adam", "groups": [{"betas": [0.9, 0.999]}]})}
+    assert update_share(adam) == pytest.approx(1.2874603e-5) and update_share({}) == 2.0**-16
+    before, update = np.zeros(64), np.random.default_rng(2).choice([-1e-2, 1e-2], 64) * (1 + np.linspace(0, 1, 64))
+    exact = {"param/b": before, "step1/b": before - update}
+    assert update_floor_of("step1/b", exact, 1e-5) == pytest.approx(2e-7) and update_floor_of("loss/1", exact, 1e-5) == 0.0
+    reference = exact["step1/b"].astype(np.float32)
+    for share, ok in ((1.3e-5, True), (1e-3, False)):
+        candidate = (before - update * (1 - share)).astype(np.float32)
+        result = compare_dumps(Dump({"step1/b": reference}, adam), Dump({"step1/b": candidate}),
+                               reference64=Dump({"step1/b": exact["step1/b"], "param/b": before}))
+        assert result.tensors[0].ok is ok, (share, result.tensors[0].float64)
