@@ -152,3 +152,41 @@ def named_reference64(reference_path, metadata: dict) -> tuple[Path | None, str 
         return None, (f"the reference names its float64 run {named}, which is not beside it: judged by the absolute tolerance "
                       "(pass --reference64 FILE)")
     return path, f"judged against the float64 run {path.name} (the reference's metadata reference64; --no-reference64 judges by the tolerance)"
+
+
+# --- noise an optimizer amplifies ----------------------------------------------------------------
+# Adam-type optimizers divide each gradient element by its own root mean square, so an element
+# whose gradient is float32 noise (zero in exact arithmetic, or smaller than the noise) moves by
+# about lr in a direction the noise chose, differently in each framework. Such elements are
+# excused in step 1, where the gradient is recorded, and what they move later is then not judged.
+
+NOISE_SPREAD = 0.1  # a later tensor is excused only where at most this share of it is beyond its budget
+
+
+def noise_moved(name: str, reference, candidate, allowed: float, exact_tensors: dict, reference_tensors: dict) -> int:
+    """For a `step1/<path>` pair beyond its budget: how many elements are excused because their
+    gradient cannot be told from zero (|truth| within the gradient's own budget) and they moved by
+    no more than twice the truth's largest update; 0 when any element beyond the budget is not
+    such (the pair stays a mismatch) or the name is not a first step."""
+    recorded = parse(name)
+    if recorded is None or recorded.kind != "step" or recorded.step != 1:
+        return 0
+    gradient, before = (exact_tensors.get(f"grad/{recorded.path}"), exact_tensors.get(param_name(recorded.path)))
+    gradient_reference = reference_tensors.get(f"grad/{recorded.path}")
+    after = exact_tensors.get(name)
+    if any(t is None or t.size != reference.size for t in (gradient, before, gradient_reference, after)):
+        return 0
+    gradient_budget = budget_of(gradient, gradient_reference).allowed
+    update = max_abs(np.asarray(after, dtype=np.float64) - np.asarray(before, dtype=np.float64))
+    diff = np.abs(np.asarray(candidate, dtype=np.float64).ravel() - np.asarray(reference, dtype=np.float64).ravel())
+    beyond = diff > allowed
+    noise = np.abs(np.asarray(gradient, dtype=np.float64).ravel()) <= gradient_budget
+    if not np.all(noise[beyond]) or np.any(diff[beyond] > 2 * update + allowed):
+        return 0
+    return int(beyond.sum())
+
+
+def later_step(name: str) -> bool:
+    """Whether a tensor comes after the first optimizer step: `loss/<k>`, `step<k>/`, `optim<k>/` with k >= 2."""
+    recorded = parse(name)
+    return recorded is not None and recorded.kind in ("loss", "step", "optim") and (recorded.step or 0) >= 2

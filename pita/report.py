@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from pita.align import mapping_summary
 from pita.compare import ComparisonResult, TensorResult, shown_tolerance, tolerance_text
 from pita.stats import ULP_UNBOUNDED
 from pita.strict_json import spelt
@@ -13,7 +14,7 @@ from pita.text import printable
 def render_text(result: ComparisonResult) -> str:
     lines = [f"reference: {result.reference}", f"candidate: {result.candidate}"]
     lines.append(f"tolerance: {tolerance_text(result.tolerance, result.applied)}")
-    lines.extend(f"mapping: {mapping}" for mapping in result.mappings)
+    lines.extend(mapping_summary(result.mappings, verbose=False))
     lines.extend(f"note: {note}" for note in result.notes)
     if result.missing or result.extra:
         one_sided = []

@@ -1,9 +1,11 @@
 """Recording a PyTorch training run for `pita trace` (the convention: docs/recording.md).
 
 `record(model, inputs, targets, loss_fn, path, optimizer, steps=2)` runs a short training run and
-writes one recording; `Recorder(model)` records a custom loop. Both name tensors by PyTorch's own
-traversal (`named_parameters()`, `named_modules()`), never by a hand-written list, and write
-through `pita.torch_dump.write_torch_dump`, so the provenance keys are a dump's usual ones.
+writes one recording, and by default the same run in float64 beside it; `Recorder(model)` records
+a custom loop. Both name tensors by PyTorch's own traversal (`named_parameters()`,
+`named_modules()`, `named_buffers()`), never by a hand-written list, and write through
+`pita.torch_dump.write_torch_dump`, so the provenance keys are a dump's usual ones. Dropout masks
+are recorded and replayed by `pita.torch_masks`.
 
 torch is imported only when a function here is called or a `Recorder` is created: `import
 pita.torch` works without it, and a call says that it needs torch.
@@ -12,14 +14,29 @@ pita.torch` works without it, and a call says that it needs torch.
 from __future__ import annotations
 
 import copy
+import gc
+import inspect
+import itertools
 import json
+import math
+import sys
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from pita.errors import UsageError
-from pita.recording import RECORDING, act_name, check_metadata, check_step, grad_name, loss_name, optim_name, param_name, step_name
+from pita.recording import RECORDING, act_name, check_metadata, check_step, grad_name, loss_name, optim_name, param_name, parse, step_name
 
 ACTIVATIONS = ("first", "none")
+# float64="auto" runs the float64 copy when its estimated need is under this share of the memory
+# available when it starts: the estimate is rough (it ignores the forward's temporaries).
+FLOAT64_MEMORY_SHARE = 0.5
+# The estimate: per parameter, a float64 value, its gradient and two optimizer-state tensors
+# (Adam's exp_avg and exp_avg_sq), and per recorded element 8 bytes twice: the float64
+# recording's own copy, and about as much for what autograd keeps of the forward.
+FLOAT64_BYTES_PER_PARAMETER = 4 * 8
+FLOAT64_BYTES_PER_RECORDED_ELEMENT = 2 * 8
 
 __all__ = ["RECORDING", "Recorder", "record"]
 
@@ -34,14 +51,18 @@ def _torch():
 
 
 def record(model, inputs, targets, loss_fn: Callable, path: str | Path, optimizer=None, steps: int = 1, *, dtype=None,
-           optimizer_state: bool = False, **metadata) -> Path:
+           float64: bool | str = "auto", optimizer_state: bool = False, depth: int | None = None, include=None, exclude=None,
+           **metadata) -> Path:
     """Runs `steps` training steps of `model` and writes their recording to `path` (`.safetensors`,
-    with its JSON form beside it when small enough; `.json` or `.npz` also work). Returns the path.
+    with its JSON form beside it when small enough; `.json` or `.npz` also work), then, by
+    default, the same run in float64 to `<stem>-float64<suffix>` beside it. Returns the path.
 
     Each step is `loss = loss_fn(model(*inputs), targets)`, `loss.backward()`, then
     `optimizer.step()`. Recorded: `param/*` before step 1, `act/*` of the first forward pass,
-    `loss/<k>` of every step, `grad/*` of step 1, `step<k>/*` after every optimizer step, and with
-    `optimizer_state=True` the optimizer's per-parameter state `optim<k>/<path>/<state>`.
+    `mask<k>/*` (the keep-mask of every dropout call of step k's forward), `loss/<k>` of every
+    step, `grad/*` of step 1, `step<k>/*` (parameters and floating buffers) after every optimizer
+    step, and with `optimizer_state=True` the optimizer's per-parameter state
+    `optim<k>/<path>/<state>`; the optimizer's settings in the metadata key `optimizer`.
 
     - `inputs`: a tensor, or a tuple (or list) of the model's positional arguments.
     - `targets`: passed to `loss_fn` as given (a tensor, a tuple, anything).
@@ -51,9 +72,10 @@ def record(model, inputs, targets, loss_fn: Callable, path: str | Path, optimize
       must return an optimizer over those parameters (all or some).
     - Gradients are set to None before each step (`model.zero_grad(set_to_none=True)`), so
       gradients left from before the call do not leak into `grad/*`.
-    - The model runs in the mode it is in (`train()` or `eval()`): dropout draws random numbers,
-      so seed both sides or call `model.eval()`. `optimizer.step()` is called without a closure
-      (for LBFGS, write the loop with `Recorder`).
+    - The model runs in the mode it is in (`train()` or `eval()`). Dropout's masks are recorded
+      (they cannot be aligned by seeding: frameworks draw from different generators); the port
+      replays them (docs/recording.md). `optimizer.step()` is called without a closure (for
+      LBFGS, write the loop with `Recorder`).
     - `dtype=None`: the run happens on `model` itself, whose parameters the optimizer steps (the
       model is trained `steps` steps by the call). `dtype=torch.float64` (or another floating
       dtype): the run happens on a deep copy of the model cast to `dtype`, with floating tensors in
@@ -63,46 +85,181 @@ def record(model, inputs, targets, loss_fn: Callable, path: str | Path, optimize
       in optimizer.param_groups>, **optimizer.defaults)` given `optimizer.state_dict()` (so every
       group's hyper-parameters and any state it already holds carry over, cast to `dtype`). An
       optimizer whose constructor does not take its own `defaults` needs a factory.
+    - `float64`: `"auto"` (the default), True or False: whether the float64 run follows. It runs
+      on a copy of `model` taken before the run trains it, cast as `dtype=torch.float64` casts,
+      with the optimizer rebuilt as that path rebuilds it (from its state before the run; one it
+      cannot rebuild is refused before the run), and replays the run's dropout masks. It
+      starts after the recording is written (whose metadata key `reference64` names its file)
+      and the run's tensors are freed. `"auto"` skips it, saying why on stderr, where the
+      estimated need (`FLOAT64_BYTES_PER_PARAMETER`, `FLOAT64_BYTES_PER_RECORDED_ELEMENT`) is
+      not under `FLOAT64_MEMORY_SHARE` of the memory available, or where a dropout's mask could
+      not be recorded; it is not run when the run is float64 already. True with
+      `dtype=torch.float64` is refused.
+    - `depth`, `include`, `exclude`: which modules' outputs are recorded (`Recorder`'s).
     - `metadata`: extra metadata, written as strings (`experiment`, `input_sha256`, `batch_size`,
-      which lets compare explain a factor equal to the batch size, …).
+      which lets compare explain a factor equal to the batch size, …), in both recordings.
 
-    A run that raises leaves no file and no hooks behind. `path` and `metadata` are checked
-    before the first step: a path the writer would refuse (a folder, a FIFO or device, a suffix
-    it does not write, a folder that cannot be written to) costs no run.
+    A run that raises leaves no file and no hooks behind; a float64 run that raises leaves the
+    recording written before it. `path`, its float64 sibling's path, `metadata` and the module
+    selection are checked before the first step: a path the writer would refuse (a folder, a FIFO
+    or device, a suffix it does not write, a folder that cannot be written to) costs no run.
     """
     torch = _torch()
     from pita.torch_dump import check_torch_dump_path
 
     check_metadata(metadata)  # before the run, which trains `model`
     path = check_torch_dump_path(path)  # likewise: the writer's own checks, so a bad path costs no run
+    _check_run(steps, optimizer, optimizer_state)
+    dtype = None if dtype is None else _floating_dtype(torch, dtype)
+    sibling = _float64_path(torch, path, float64, dtype, model)
+    if sibling is not None:
+        check_torch_dump_path(sibling)
+    selection = {"depth": depth, "include": include, "exclude": exclude}
+    _selected_modules(torch, model, **selection)
+    run = _Run(loss_fn, steps, optimizer_state, selection)
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    twin = _Twin(torch, model, optimizer) if sibling is not None else None  # before the run trains `model`
+    masks, sibling = _record_run(torch, run, path, metadata, float64, sibling, *_prepared(torch, dtype, model, optimizer, inputs, targets))
+    if sibling is not None:
+        _record_float64(torch, run, twin.prepared(torch, model, optimizer, inputs, targets), masks, path, sibling, metadata)
+    return path
+
+
+def _check_run(steps, optimizer, optimizer_state) -> None:
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise UsageError(f"steps must be a positive integer, got {steps!r}")
     if optimizer is None and steps != 1:
         raise UsageError(f"steps={steps} needs an optimizer: without one, record runs forward, loss and backward of one step only")
     if optimizer_state and optimizer is None:
         raise UsageError("optimizer_state=True needs an optimizer")
-    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
-    if dtype is not None:
-        dtype = _floating_dtype(torch, dtype)
-        original, model = model, copy.deepcopy(model).to(dtype)
-        inputs = _cast(torch, inputs, dtype)
-        targets = _cast(torch, targets, dtype)
-        optimizer = _optimizer_for_copy(torch, optimizer, original, model)
-    elif optimizer is not None and not isinstance(optimizer, torch.optim.Optimizer):
-        optimizer = _built(torch, optimizer, model)
-    with Recorder(model, optimizer_state=optimizer_state) as recorder:
-        recorder.params()
-        for k in range(1, steps + 1):
-            model.zero_grad(set_to_none=True)
-            loss = loss_fn(model(*inputs), targets)
-            recorder.loss(k, loss)
-            loss.backward()
-            if k == 1:
-                recorder.grads()
-            if optimizer is not None:
-                optimizer.step()
-                recorder.step(k, optimizer)
-        return recorder.write(path, **metadata)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """The training run `record` records, for the run itself and for its float64 sibling."""
+
+    loss_fn: Callable
+    steps: int
+    optimizer_state: bool
+    selection: dict
+
+    def __call__(self, model, optimizer, inputs, targets, masks: dict | None = None) -> Recorder:
+        with Recorder(model, optimizer_state=self.optimizer_state, masks_from=masks, **self.selection) as recorder:
+            recorder.params()
+            for k in range(1, self.steps + 1):
+                model.zero_grad(set_to_none=True)
+                loss = self.loss_fn(model(*inputs), targets)
+                recorder.loss(k, loss)
+                loss.backward()
+                if k == 1:
+                    recorder.grads()
+                if optimizer is not None:
+                    optimizer.step()
+                    recorder.step(k, optimizer)
+        return recorder
+
+
+def _prepared(torch, dtype, model, optimizer, inputs, targets, *, copied=None, optimizer_state=None) -> tuple:
+    """(model, optimizer, inputs, targets) of the run in `dtype`: `model` itself for None, else a
+    copy cast to `dtype` (`copied`, a copy taken earlier, or a fresh one) with its optimizer rebuilt
+    (from `optimizer_state`, the state taken with `copied`) and the floating inputs and targets cast."""
+    if dtype is None:
+        built = optimizer if optimizer is None or isinstance(optimizer, torch.optim.Optimizer) else _built(torch, optimizer, model)
+        return model, built, inputs, targets
+    copied = (copied if copied is not None else copy.deepcopy(model)).to(dtype)
+    rebuilt = _optimizer_for_copy(torch, optimizer, model, copied, optimizer_state)
+    return copied, rebuilt, _cast(torch, inputs, dtype), _cast(torch, targets, dtype)
+
+
+class _Twin:
+    """The model and the optimizer's state as they were before the run: what the float64 run starts from."""
+
+    def __init__(self, torch, model, optimizer):
+        self.model = copy.deepcopy(model)
+        self.optimizer_state = copy.deepcopy(optimizer.state_dict()) if isinstance(optimizer, torch.optim.Optimizer) else None
+        _optimizer_for_copy(torch, optimizer, model, self.model, self.optimizer_state)  # refused now, not after the run
+
+    def prepared(self, torch, model, optimizer, inputs, targets) -> tuple:
+        copied, self.model = self.model, None  # the float64 run holds the only reference
+        return _prepared(torch, torch.float64, model, optimizer, inputs, targets, copied=copied, optimizer_state=self.optimizer_state)
+
+
+def _record_run(torch, run: _Run, path: Path, metadata: dict, float64, sibling: Path | None, *prepared) -> tuple[dict, Path | None]:
+    """Runs and writes the recording; returns its masks and the float64 sibling's path (None
+    where no float64 run follows). Everything else the run held is freed on return."""
+    recorder = run(*prepared)
+    if sibling is not None and float64 == "auto" and (reason := _no_float64_reason(torch, recorder, prepared[0])):
+        print(f"pita.torch.record: no float64 run beside {path.name}: {reason} (float64=True runs it anyway)", file=sys.stderr)
+        sibling = None
+    unreplayable = sibling is not None and recorder.dropouts.unrecorded  # float64=True: its masks cannot be the run's
+    recorder._write(path, metadata, reference64=None if unreplayable else sibling)
+    if unreplayable:
+        raise UsageError(f"{path} is written, without its float64 run: {_unrecorded(recorder)}, so a float64 run could not draw the same masks")
+    return recorder.masks(), sibling
+
+
+def _record_float64(torch, run: _Run, prepared: tuple, masks: dict, path: Path, sibling: Path, metadata: dict) -> None:
+    """The float64 run, written to `sibling`. An earlier file there is removed first: the
+    recording just written names `sibling`, and must not be paired with another run's."""
+    gc.collect()  # the run's Recorder and its dropout capture refer to each other: free its tensors before this run allocates
+    _remove_written(sibling)
+    try:
+        run(*prepared, masks=masks or None)._write(sibling, metadata)
+    except BaseException as error:
+        error.add_note(f"pita.torch.record: {path} is written; its float64 run, which its reference64 names, failed "
+                       f"and {sibling.name} is not written (record with float64=False to skip it)")
+        raise
+
+
+def _float64_path(torch, path: Path, float64, dtype, model) -> Path | None:
+    """Where the float64 run goes, or None where none is asked for or the run is float64 already."""
+    if not (float64 is True or float64 is False or float64 == "auto"):
+        raise UsageError(f"float64 must be True, False or 'auto', got {float64!r}")
+    if float64 is True and dtype == torch.float64:
+        raise UsageError("float64=True with dtype=torch.float64: the run is float64 already (drop one of them)")
+    if float64 is False or dtype == torch.float64 or (dtype is None and _dtype_name(model) == "float64"):
+        return None
+    return path.with_name(f"{path.stem}-float64{path.suffix}")
+
+
+def _no_float64_reason(torch, recorder: Recorder, model) -> str | None:
+    """Why "auto" would not run the float64 copy, or None: a mask it could not replay, or the memory rule."""
+    if recorder.dropouts.unrecorded:
+        return _unrecorded(recorder)
+    parameters = sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
+    need = FLOAT64_BYTES_PER_PARAMETER * parameters + FLOAT64_BYTES_PER_RECORDED_ELEMENT * sum(t.numel() for t in recorder.tensors.values())
+    available = _available_memory(torch, _device(torch, model))
+    if available is not None and need >= FLOAT64_MEMORY_SHARE * available:
+        return f"it needs about {need / 2**30:.2f} GiB, not under {FLOAT64_MEMORY_SHARE:g} of the {available / 2**30:.2f} GiB available"
+    return None
+
+
+def _unrecorded(recorder: Recorder) -> str:
+    return f"the mask of {recorder.dropouts.unrecorded} dropout call(s) was not recorded (warned above)"
+
+
+def _available_memory(torch, device) -> int | None:
+    """Bytes available to a new allocation on `device`: MemAvailable of /proc/meminfo for the CPU,
+    the driver's free memory for CUDA; None where it cannot be known."""
+    if device.type == "cuda":
+        return torch.cuda.mem_get_info(device)[0]
+    if device.type != "cpu":
+        return None
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _remove_written(path: Path) -> None:
+    """Removes a dump written at `path` earlier, and its JSON form beside a `.safetensors` file."""
+    for file in (path, path.with_suffix(".json")) if path.suffix.lower() == ".safetensors" else (path,):
+        if file.is_file():
+            file.unlink()
 
 
 class Recorder:
@@ -113,30 +270,43 @@ class Recorder:
         recorder.params()
         for k in (1, 2):
             loss = loss_fn(model(inputs), targets)     # act/* recorded in the first forward only
-            recorder.loss(k, loss)
+            recorder.loss(k, loss)                     # masks drawn after this belong to step k + 1
             loss.backward()
             if k == 1:
                 recorder.grads()
             optimizer.step(); optimizer.zero_grad()
             recorder.step(k, optimizer)
-        recorder.write("torch-record.safetensors", experiment="myport")
+    recorder.write("torch-record.safetensors", experiment="myport")
     ```
 
-    Entering the context puts a forward hook on every submodule; `model`'s own output is not
-    recorded (it is its last module's; its hook only ends the pass). Each records the module's output as `act/<module path>` when its call
-    ends, so a child comes before its parent; the n-th call (n ≥ 2) of a module called more than
-    once is `act/<module path>#<n>`. Only the first forward pass is recorded: hooks record from
+    Entering the context puts a forward pre-hook and a forward hook on every module, and replaces
+    `torch.nn.functional.dropout` (and `scaled_dot_product_attention`, to warn) until it is left.
+    `model`'s own output is not recorded (it is its last module's; its hook only ends the pass).
+    A selected module's hook records its output as `act/<module path>` when its call ends, so a
+    child comes before its parent; the n-th call (n ≥ 2) of a module called more than once is
+    `act/<module path>#<n>`. Only the first forward pass is recorded: hooks record from
     entering until the first call of `model` ends, or until `loss`, `grads` or `step` is first
     called (which ends the pass of a loop that calls submodules directly). An output that is not
     a tensor is recorded by the first tensor in it, depth-first and in order through tuples,
     lists and mappings' values (`a` of `((a, b), c)`); an output holding no tensor (None) is
-    skipped. Leaving the context removes the hooks, also on an
-    exception.
+    skipped. Leaving the context removes the hooks and puts torch's functions back, also on an
+    exception. One Recorder records at a time.
+
+    Every dropout call with `training=True` and 0 < p < 1, in every step's forward, records its
+    keep-mask (BOOL, True = kept) as `mask<k>/<module>[#n]`: k is the step whose forward runs
+    (1 until `loss(1)` or `step(1)` is called, then 2, …), `<module>` the innermost module
+    executing, `#n` its n-th dropout call in step k. The mask is drawn again from the generator
+    state the call started from and kept only when `input * mask / (1 - p)` is the call's output
+    bit for bit (PyTorch's CPU dropout); a call it does not reproduce, or one outside every
+    submodule, is not recorded, with a warning. With `masks_from`, each such call applies the
+    recorded mask instead of drawing (`input * (mask / (1 - p))` in the input's dtype), records
+    it too, and the metadata key `masks_replayed` counts them; a call whose mask is missing or
+    has another shape raises `UsageError`.
 
     Names are PyTorch's: `model.named_parameters()` for parameters, `model.named_modules()` for
-    modules. A shared (tied) parameter is named once, by the first name `named_parameters()` gives
-    it; a module instance registered under two paths likewise has one name, and its calls through
-    either path are numbered together.
+    modules, `model.named_buffers()` for buffers. A shared (tied) parameter is named once, by the
+    first name `named_parameters()` gives it; a module instance registered under two paths
+    likewise has one name, and its calls through either path are numbered together.
 
     Every tensor is detached and copied to host memory when recorded, so later in-place updates
     (an optimizer step, `ReLU(inplace=True)`) do not change what was recorded, and recorded
@@ -144,16 +314,27 @@ class Recorder:
     tensors came from. A sparse tensor (the gradient of `nn.Embedding(sparse=True)`) is recorded
     dense, its name listed in the `densified` metadata key; a nested tensor is refused, named.
 
-    - `activations`: `"first"` (the first forward pass, as above) or `"none"` (no hooks).
+    - `activations`: `"first"` (the first forward pass, as above) or `"none"` (no activation).
     - `optimizer_state`: `step(k, optimizer)` also records the optimizer's per-parameter state.
+    - `depth`, `include`, `exclude`: the modules whose outputs are recorded: those at most
+      `depth` deep (a child of `model` is 1 deep, `h.0.attn` 3), matching one of the `include`
+      patterns, and none of the `exclude` patterns (fnmatch on the module path, where `*`
+      crosses dots: `h.*.attn`); every pattern must match some module.
+    - `masks_from`: the masks to replay: a recording (a `pita.dump.Dump` or its path) or a
+      mapping of names to BOOL tensors; its `mask<k>/` names are used, the rest is ignored.
     """
 
-    def __init__(self, model, *, activations: str = "first", optimizer_state: bool = False):
+    def __init__(self, model, *, activations: str = "first", optimizer_state: bool = False, depth: int | None = None, include=None,
+                 exclude=None, masks_from=None):
         torch = _torch()
+        from pita.torch_masks import Dropouts, masks_to_replay
+
         if not isinstance(model, torch.nn.Module):
             raise UsageError(f"Recorder records a torch.nn.Module, got {type(model).__name__}")
         if activations not in ACTIVATIONS:
             raise UsageError(f"activations must be one of {', '.join(map(repr, ACTIVATIONS))}, got {activations!r}")
+        if activations == "none" and (depth, include, exclude) != (None, None, None):
+            raise UsageError("depth, include and exclude choose the modules whose outputs are recorded; activations='none' records none")
         self.model = model
         self.activations = activations
         self.optimizer_state = optimizer_state
@@ -161,7 +342,14 @@ class Recorder:
         self.execution_order: list[str] = []  # the act/ names, in the order their calls ended
         self.no_grad: list[str] = []  # parameters grads() found without a gradient
         self.densified: list[str] = []  # names recorded from a sparse tensor, as dense
+        self.buffers: list[str] = []  # the buffer paths step() records
         self.steps: set[int] = set()
+        self.dropouts = Dropouts(torch, where=self._innermost, step=lambda: self._forward_step, keep=self._keep,
+                                 replay=masks_to_replay(torch, masks_from))
+        self._selected = _selected_modules(torch, model, depth, include, exclude)
+        self._optimizer: str | None = None  # the optimizer's settings, as the `optimizer` metadata key holds them
+        self._forward_step = 1  # k of the step whose forward runs now
+        self._modules: list[str] = []  # the paths of the modules executing, outermost first ("" for model)
         self._devices: set[str] = set()
         self._calls: dict[str, int] = {}
         self._handles: list = []
@@ -174,16 +362,15 @@ class Recorder:
     def __enter__(self) -> Recorder:
         if self._handles:
             raise UsageError("this Recorder is already recording: enter it once")
-        if self.activations == "first" and not self._pass_over:
-            try:
-                for name, module in self.model.named_modules():
-                    if module is not self.model:
-                        self._handles.append(module.register_forward_hook(self._hook(name)))
-                self._handles.append(self.model.register_forward_hook(self._end_of_pass))
-            except BaseException:
-                self._remove_hooks()
-                raise
-            self._listening = True
+        try:
+            for name, module in self.model.named_modules():
+                self._handles.append(module.register_forward_pre_hook(self._entering(name)))
+                self._handles.append(module.register_forward_hook(self._leaving(name), always_call=True))  # also when forward raises
+            self.dropouts.install()
+        except BaseException:
+            self._remove_hooks()
+            raise
+        self._listening = self.activations == "first" and not self._pass_over
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -191,27 +378,46 @@ class Recorder:
 
     def _remove_hooks(self) -> None:
         self._listening = False
+        self.dropouts.uninstall()
         for handle in self._handles:
             handle.remove()
         self._handles.clear()
+        self._modules.clear()
 
-    def _hook(self, name: str):
-        def hook(module, args, output):
-            if not self._listening:
-                return
-            tensor = _first_tensor(_torch(), output)
-            if tensor is None:
-                return
-            n = self._calls.get(name, 0) + 1
-            self._calls[name] = n
-            key = act_name(name, n)
-            self._keep(key, tensor)
-            self.execution_order.append(key)
+    def _entering(self, name: str):
+        def hook(module, args):
+            if not name:  # model's own call: nothing a forward interrupted (KeyboardInterrupt) left is still executing
+                self._modules.clear()
+            self._modules.append(name)
 
         return hook
 
-    def _end_of_pass(self, module, args, output) -> None:
-        self._end_forward()
+    def _leaving(self, name: str):
+        selected = name in self._selected
+
+        def hook(module, args, output):  # output is None when the call raised
+            while self._modules and self._modules.pop() != name:
+                pass
+            if not name:
+                self._end_forward()
+            elif selected and self._listening:
+                self._record_output(name, output)
+
+        return hook
+
+    def _innermost(self) -> str | None:
+        """The path of the innermost module executing ("" for model's own forward), None outside the model."""
+        return self._modules[-1] if self._modules else None
+
+    def _record_output(self, name: str, output) -> None:
+        tensor = _first_tensor(_torch(), output)
+        if tensor is None:
+            return
+        n = self._calls.get(name, 0) + 1
+        self._calls[name] = n
+        key = act_name(name, n)
+        self._keep(key, tensor)
+        self.execution_order.append(key)
 
     # --- what is recorded ---------------------------------------------------------------------
 
@@ -221,7 +427,8 @@ class Recorder:
             self._keep(param_name(name), parameter)
 
     def loss(self, k: int, loss) -> None:
-        """`loss/<k>`: the loss of step k (k = 1, 2, …), one element, stored with shape `[1]`."""
+        """`loss/<k>`: the loss of step k (k = 1, 2, …), one element, stored with shape `[1]`.
+        Dropout masks drawn after it belong to step k + 1."""
         torch = _torch()
         self._end_forward()
         name = loss_name(k)
@@ -229,6 +436,7 @@ class Recorder:
         if loss.numel() != 1:
             raise UsageError(f"loss {k} has shape {list(loss.shape)}: record the reduced loss (one element)")
         self._keep(name, loss.reshape(1))
+        self._forward_step = max(self._forward_step, k + 1)
 
     def grads(self) -> None:
         """`grad/<path>`: every parameter's gradient (call it after step 1's `backward()`).
@@ -242,11 +450,14 @@ class Recorder:
                 self._keep(grad_name(name), parameter.grad)
 
     def step(self, k: int, optimizer=None) -> None:
-        """`step<k>/<path>`: every parameter after optimizer step k. With `optimizer_state=True`
-        also `optim<k>/<path>/<state>`: each tensor of the parameter's shape that the optimizer
-        keeps for it, by its key in `optimizer.state` (`exp_avg`, `exp_avg_sq` for Adam,
-        `momentum_buffer` for SGD with momentum). Counters such as Adam's `step` (0-d) are not
-        recorded: burn keeps them as plain integers, so they would be one-sided names."""
+        """`step<k>/<path>`: every parameter, and every persistent floating buffer (BatchNorm's
+        `running_mean`, `running_var`; listed in the `buffers` metadata key), after optimizer
+        step k. The first call given an optimizer stores its settings in the `optimizer` metadata
+        key. With `optimizer_state=True` also `optim<k>/<path>/<state>`: each tensor of the
+        parameter's shape that the optimizer keeps for it, by its key in `optimizer.state`
+        (`exp_avg`, `exp_avg_sq` for Adam, `momentum_buffer` for SGD with momentum). Counters
+        such as Adam's `step` (0-d) are not recorded: burn keeps them as plain integers, so they
+        would be one-sided names. Dropout masks drawn after it belong to step k + 1."""
         torch = _torch()
         self._end_forward()
         check_step(k)
@@ -254,28 +465,48 @@ class Recorder:
             raise UsageError(f"step({k}): this Recorder records the optimizer's state; pass the optimizer")
         for name, parameter in self.model.named_parameters():
             self._keep(step_name(k, name), parameter)
+        buffers = _floating_buffers(self.model)
+        for name, buffer in buffers:
+            self._keep(step_name(k, name), buffer)
+        self.buffers = [name for name, _ in buffers]
         if self.optimizer_state:
             for name, parameter in self.model.named_parameters():
                 for key, value in optimizer.state.get(parameter, {}).items():
                     if isinstance(value, torch.Tensor) and value.shape == parameter.shape:
                         self._keep(optim_name(k, name, key), value)
+        if optimizer is not None and self._optimizer is None:
+            self._optimizer = _optimizer_settings(torch, optimizer)
         self.steps.add(k)
+        self._forward_step = max(self._forward_step, k + 1)
+
+    def masks(self) -> dict:
+        """The keep-masks recorded (or replayed) so far, by name: what `masks_from` takes."""
+        return {name: tensor for name, tensor in self.tensors.items() if (parsed := parse(name)) is not None and parsed.kind == "mask"}
 
     def write(self, path: str | Path, **metadata) -> Path:
         """Writes the recording with `pita.torch_dump.write_torch_dump` (atomically; the JSON form
         beside a `.safetensors` file when small enough) and returns the path. Metadata: the
         provenance, `recording`, `execution_order`, `steps`, `dtype`, `no_grad` when a parameter
-        had no gradient, `densified` when a sparse tensor was recorded, and `metadata` (strings; the recorder's own keys and the provenance keys,
+        had no gradient, `densified` when a sparse tensor was recorded, `buffers` when a buffer
+        was, `optimizer` when `step` was given one, `masks_replayed` when a mask was replayed, and
+        `metadata` (strings; the recorder's own keys and the provenance keys,
         `pita.recording.RECORDER_KEYS` and `PROVENANCE_KEYS`, are refused)."""
+        return self._write(path, metadata)
+
+    def _write(self, path: str | Path, metadata: dict, *, reference64: Path | None = None) -> Path:
         from pita.torch_dump import write_torch_dump
 
         check_metadata(metadata)
         own = {"recording": RECORDING, "execution_order": json.dumps(self.execution_order), "steps": str(len(self.steps)),
                "dtype": self._dtype}
-        if self.no_grad:
-            own["no_grad"] = json.dumps(self.no_grad)
-        if self.densified:
-            own["densified"] = json.dumps(self.densified)
+        listed = {"no_grad": self.no_grad, "densified": self.densified, "buffers": self.buffers}
+        own.update({key: json.dumps(names) for key, names in listed.items() if names})
+        if self._optimizer is not None:
+            own["optimizer"] = self._optimizer
+        if reference64 is not None:
+            own["reference64"] = reference64.name
+        if self.dropouts.replayed:
+            own["masks_replayed"] = str(self.dropouts.replayed)
         if self._devices:
             own["backend"] = ", ".join(sorted(self._devices))
         return write_torch_dump(path, self.tensors, **{**own, **metadata})
@@ -298,6 +529,77 @@ class Recorder:
 
 
 # --- helpers -----------------------------------------------------------------------------------
+
+
+def _selected_modules(torch, model, depth, include, exclude) -> set[str]:
+    """The paths of the modules whose outputs are recorded; refuses a selection that is not one."""
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+        raise UsageError(f"depth must be a positive integer (1: the model's children only), got {depth!r}")
+    if not isinstance(model, torch.nn.Module):
+        raise UsageError(f"record records a torch.nn.Module, got {type(model).__name__}")
+    paths = [name for name, module in model.named_modules() if module is not model]
+    include, exclude = _patterns(paths, "include", include), _patterns(paths, "exclude", exclude)
+    return {path for path in paths
+            if (depth is None or path.count(".") < depth)
+            and (include is None or any(fnmatchcase(path, pattern) for pattern in include))
+            and not any(fnmatchcase(path, pattern) for pattern in exclude or ())}
+
+
+def _patterns(paths: list[str], label: str, patterns) -> list[str] | None:
+    """`patterns` as a list of strings, each matching some module path, or None."""
+    if patterns is None:
+        return None
+    if isinstance(patterns, str) or not all(isinstance(p, str) for p in _iterable(patterns, label)):
+        raise UsageError(f"{label} must be a list of fnmatch patterns on module paths (['h.*.attn']), got {patterns!r}")
+    for pattern in patterns:
+        if not any(fnmatchcase(path, pattern) for path in paths):
+            example = f" (module paths look like {paths[-1]!r})" if paths else " (the model has no submodules)"
+            raise UsageError(f"{label} pattern {pattern!r} matches no module of the model{example}")
+    return list(patterns)
+
+
+def _iterable(value, label: str):
+    try:
+        return list(value)
+    except TypeError:
+        raise UsageError(f"{label} must be a list of fnmatch patterns on module paths (['h.*.attn']), got {value!r}") from None
+
+
+def _floating_buffers(model) -> list[tuple]:
+    """(path, tensor) of the model's persistent floating buffers, in `named_buffers()` order.
+    Integer ones (`num_batches_tracked`) are left out, as are non-persistent ones (constants such as
+    rotary frequencies, outside the state dict a port loads)."""
+    transient = {f"{prefix}.{name}" if prefix else name for prefix, module in model.named_modules()
+                 for name in getattr(module, "_non_persistent_buffers_set", ())}
+    return [(name, buffer) for name, buffer in model.named_buffers() if buffer.is_floating_point() and name not in transient]
+
+
+def _optimizer_settings(torch, optimizer) -> str:
+    """The `optimizer` metadata: `{"framework": "torch", "name": ..., "groups": [...]}`, each group
+    without its parameters (`params`, `param_names`), with its values made JSON-able."""
+    groups = [{key: _jsonable(torch, value) for key, value in group.items() if key not in ("params", "param_names")}
+              for group in optimizer.param_groups]
+    return json.dumps({"framework": "torch", "name": type(optimizer).__name__, "groups": groups})
+
+
+def _jsonable(torch, value):
+    """A tensor as a float (or a list), a tuple as a list, a non-finite float and anything else
+    JSON has no form for as its repr."""
+    if isinstance(value, torch.Tensor):
+        value = value.item() if value.numel() == 1 else value.tolist()
+    if isinstance(value, (tuple, list)):
+        return [_jsonable(torch, item) for item in value]
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float) and math.isfinite(value):
+        return value
+    return repr(value)
+
+
+def _device(torch, model):
+    """The device of the model's first parameter (or buffer), the CPU for a model with neither."""
+    tensor = next(itertools.chain(model.parameters(), model.buffers()), None)
+    return torch.device("cpu") if tensor is None else tensor.device
 
 
 def _first_tensor(torch, output):
@@ -354,9 +656,20 @@ def _built(torch, factory, model):
     return optimizer
 
 
-def _optimizer_for_copy(torch, optimizer, original, model):
+def _constructor_defaults(optimizer) -> dict:
+    """The instance's `defaults` its constructor takes back: torch 2.15's AdamW keeps
+    `decoupled_weight_decay` in them but does not accept it (its class fixes it); each group's own
+    value still comes back with `load_state_dict`."""
+    accepted = inspect.signature(type(optimizer).__init__).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values()):
+        return dict(optimizer.defaults)
+    return {key: value for key, value in optimizer.defaults.items() if key in accepted}
+
+
+def _optimizer_for_copy(torch, optimizer, original, model, state=None):
     """The optimizer of the copied model: the factory called on its parameters, or the instance
-    rebuilt over them (same type, defaults, groups, hyper-parameters and state)."""
+    rebuilt over them (same type, defaults, groups, hyper-parameters, and state: `state`, a
+    `state_dict()` taken earlier, or the instance's own now)."""
     if optimizer is None:
         return None
     if not isinstance(optimizer, torch.optim.Optimizer):
@@ -372,8 +685,8 @@ def _optimizer_for_copy(torch, optimizer, original, model):
         params = [copies[names[id(p)]] for p in group["params"]]
         groups.append({"params": list(zip(group["param_names"], params)) if "param_names" in group else params})
     try:
-        rebuilt = type(optimizer)(groups, **optimizer.defaults)
-        rebuilt.load_state_dict(optimizer.state_dict())
+        rebuilt = type(optimizer)(groups, **_constructor_defaults(optimizer))
+        rebuilt.load_state_dict(optimizer.state_dict() if state is None else state)
     except (TypeError, ValueError, KeyError) as error:
         raise UsageError(f"cannot rebuild {type(optimizer).__name__} for the {_dtype_name(model)} copy ({error}): "
                          "pass a factory (lambda params: ...) instead of the instance") from None

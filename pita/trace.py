@@ -43,6 +43,7 @@ import bisect
 import json
 from dataclasses import asdict, dataclass, field
 
+from pita.align import mapping_summary, suggest_renames
 from pita.budget import max_abs
 from pita.compare import (
     AppliedTolerance,
@@ -262,6 +263,9 @@ class TraceResult:
     settings: dict | None = None  # the optimizer settings compared (pita.settings), None where a side recorded none
     random_masks: dict | None = None  # the reference's dropout masks, where the candidate drew its own
     noise_gradients: list[str] = field(default_factory=list)  # the first step divergence's gradients that are float32 noise
+    rule_tolerances: list[str] = field(default_factory=list)  # the rules file's tolerance entries, with how many tensors each matched
+    suggested_renames: list[str] = field(default_factory=list)  # [[rename]] lines that would pair the one-sided names
+    buffers: list[str] = field(default_factory=list)  # the reference's buffer paths (metadata `buffers`)
     verbose: bool = False  # the text lists every mapping (not part of the JSON)
 
     @property
@@ -316,6 +320,9 @@ class TraceResult:
             "settings": self.settings,
             "random_masks": self.random_masks,
             "noise_gradients": self.noise_gradients,
+            "rule_tolerances": self.rule_tolerances,
+            "suggested_renames": self.suggested_renames,
+            "buffers": self.buffers,
         }
 
     @classmethod
@@ -330,7 +337,9 @@ class TraceResult:
                    mappings=data["mappings"], notes=data["notes"],
                    applied=[AppliedTolerance.from_dict(a) for a in data.get("applied", [])],
                    judged_by=data.get("judged_by", "tolerance"), strict=data.get("strict", False), settings=data.get("settings"),
-                   random_masks=data.get("random_masks"), noise_gradients=data.get("noise_gradients", []))
+                   random_masks=data.get("random_masks"), noise_gradients=data.get("noise_gradients", []),
+                   rule_tolerances=data.get("rule_tolerances", []), suggested_renames=data.get("suggested_renames", []),
+                   buffers=data.get("buffers", []))
 
 
 def trace_dumps(reference: Dump, candidate: Dump, tolerance: Tolerance | None = None, rules: Rules | None = None, *,
@@ -355,7 +364,7 @@ def trace_dumps(reference: Dump, candidate: Dump, tolerance: Tolerance | None = 
     notes += comparison.notes + _dtype_note(comparison)
     order, order_notes = _execution_order(reference, rules, comparison)
     notes += order_notes
-    walk = _Walk(order)
+    walk = _Walk(order, _buffer_paths(reference))
     entries = [Entry(t.name, "", "ok" if t.ok else "mismatch", t) for t in comparison.tensors]
     entries += [Entry(name, "", "missing") for name in comparison.missing]
     entries += [Entry(name, "", "extra") for name in comparison.extra]
@@ -382,7 +391,10 @@ def trace_dumps(reference: Dump, candidate: Dump, tolerance: Tolerance | None = 
                          phases=phases, load_audit=audit, reference=comparison.reference, candidate=comparison.candidate,
                          tolerance=comparison.tolerance, mappings=comparison.mappings, notes=notes, applied=comparison.applied,
                          judged_by="float64 budget" if reference64 is not None else "tolerance", strict=strict,
-                         settings=settings.to_dict() if settings is not None else None, verbose=verbose)
+                         settings=settings.to_dict() if settings is not None else None, verbose=verbose,
+                         rule_tolerances=rules.tolerance_texts([t.name for t in comparison.tensors]),
+                         suggested_renames=suggest_renames(comparison.missing, comparison.extra, [t.name for t in comparison.tensors]),
+                         buffers=walk.buffers)
     if first is not None:
         _explain_first(result, first, entries, masks, reference, candidate)
     if reference64 is None:
@@ -467,10 +479,10 @@ def _check_recording(side: str, dump: Dump) -> None:
                          "loss/ tensors (record a run with pita.torch.record or pita::record::Recorder, docs/recording.md)")
 
 
-def _renamed(rules: Rules, names, side: str) -> dict[str, str]:
-    """Each name as the rules file's renames on `side` leave it (the names compare pairs)."""
-    out, _ = Rules(renames=rules.renames).apply({name: name for name in names}, side)
-    return {original: new for new, original in out.items()}
+def _renamed(rules: Rules, names, side: str) -> dict[str, list[str]]:
+    """Each name as the rules file's renames and splits on `side` leave it (the names compare
+    pairs): one name, or a split's blocks in order."""
+    return rules.names_after(names, side)
 
 
 def _execution_order(reference: Dump, rules: Rules, comparison: ComparisonResult) -> tuple[list[str], list[str]]:
@@ -494,10 +506,10 @@ def _execution_order(reference: Dump, rules: Rules, comparison: ComparisonResult
     renamed = _renamed(rules, [n for n in order if n in reference.tensors], "reference")
     known, seen = set(acts), set()
     for name in order:
-        new = renamed.get(name)
-        if new in known and new not in seen:
-            listed.append(new)
-            seen.add(new)
+        for new in renamed.get(name, []):
+            if new in known and new not in seen:
+                listed.append(new)
+                seen.add(new)
     unlisted = [name for name in acts if name not in seen]
     if unlisted:
         notes.append(f"{len(unlisted)} activation(s) are not in the reference's execution_order (first {unlisted[0]}): "
@@ -505,10 +517,21 @@ def _execution_order(reference: Dump, rules: Rules, comparison: ComparisonResult
     return listed + unlisted, notes
 
 
+def _buffer_paths(reference: Dump) -> list[str]:
+    """The buffer paths the reference's recorder listed (metadata `buffers`), or none."""
+    try:
+        listed = json.loads(reference.metadata.get("buffers") or "[]")
+    except (ValueError, RecursionError):
+        return []
+    return [path for path in listed if isinstance(path, str)] if isinstance(listed, list) else []
+
+
 class _Walk:
     """The walk's order, from the execution order of the activations."""
 
-    def __init__(self, order: list[str]):
+    def __init__(self, order: list[str], buffers: list[str] = ()):
+        self.buffers = list(buffers)
+        self.buffer_set = set(buffers)
         self.position = {name: i for i, name in enumerate(order)}
         self.first_call: dict[str, int] = {}
         self.last_call: dict[str, int] = {}
@@ -576,7 +599,8 @@ def _still_initial(candidate: Dump, rules: Rules, entries: list[Entry]) -> list[
     renamed = _renamed(rules, raw_params, "candidate")
     found = []
     for raw in raw_params:
-        entry = by_name.get(renamed[raw])
+        after = renamed[raw]
+        entry = by_name.get(after[0]) if len(after) == 1 else None  # a split parameter's blocks: not audited against init/
         initial = candidate.tensors.get(init_name(parameter_of(raw)))
         if entry is None or initial is None:
             continue
@@ -635,7 +659,8 @@ def _decide_origins(entries: list[Entry], walk: _Walk) -> None:
             parts = module.split(".")
             candidates += [by_owner.get(".".join(parts[:i])) for i in range(1, len(parts))]  # enclosing modules
             candidates.append(first_act if first_act is not None and walk.position.get(first_act.name, call) < call else None)
-        elif entry.phase == "step" and (recorded := parse(entry.name)).kind in ("step", "optim") and recorded.step == 1:
+        elif (entry.phase == "step" and (recorded := parse(entry.name)).kind in ("step", "optim") and recorded.step == 1
+              and recorded.path not in walk.buffer_set):  # a buffer depends on the forward pass, not on a gradient
             candidates += [by_parameter.get(("param", recorded.path)), by_parameter.get(("grad", recorded.path))]
         else:
             candidates.append(first_overall)
@@ -708,6 +733,10 @@ def _verdict(result: TraceResult) -> str:
     if entry.phase == "backward":
         return ("the forward pass and the loss matched and the gradients differ: the backward pass differs "
                 "(the loss's reduction, a detached tensor, a custom backward)")
+    if entry.phase == "step" and parameter_of(entry.name) in result.buffers:
+        return (f"parameters, forward, loss and backward match and the buffer {entry.name} differs: the port's "
+                f"{parameter_of(entry.name).rpartition('.')[0] or 'module'} updates its running statistics differently "
+                "(its momentum, or the variance it keeps: biased or unbiased)")
     if entry.phase == "step":
         return _step_verdict(result)
     return f"{entry.name}, outside the recording convention, differs"
@@ -767,7 +796,11 @@ def render_trace_text(result: TraceResult) -> str:
     lines.append(_settings_line(result))
     for phase in result.phases:
         lines.append(_phase_line(phase, result))
-    lines.extend(f"mapping: {mapping}" for mapping in result.mappings)
+    lines.extend(mapping_summary(result.mappings, result.verbose))
+    lines.extend(f"tolerance from the rules file: {text}" for text in result.rule_tolerances)
+    if result.suggested_renames:
+        lines.append("suggested rules (the names on one side only differ by a common prefix or suffix; paste into a rules file, --rules):")
+        lines.extend(f"  {line}" for line in result.suggested_renames)
     lines.extend(f"note: {note}" for note in result.notes)
     status = "OK" if result.ok else "NOT CHECKED" if result.clean else "MISMATCH"
     lines.append(f"tolerance: {tolerance_text(result.tolerance, result.applied)}")

@@ -4,11 +4,13 @@ import numpy as np
 import pytest
 
 from conftest import f32, pita
-from pita.align import align
+from pita.align import BROADCAST, CONFLICT, FLAT, SAME, align, broadcast_side, expanded, mapping_summary, shape_relation, suggest_renames
 from pita.compare import Tolerance, compare_dumps
 from pita.dump import Dump, read_dump, write_dump
 from pita.errors import UsageError
-from pita.rules import MAX_RULES_BYTES, RULE_NAME_CHARS, load_rules
+from pita.filetensor import FileTensor
+from pita.report import render_text
+from pita.rules import MAX_RULES_BYTES, RULE_NAME_CHARS, Rules, load_rules
 
 
 def rules(tmp_path, text):
@@ -178,3 +180,173 @@ def test_reference64_tells_which_side_drifted():
     result = compare_dumps(Dump({"t": reference}), Dump({"t": candidate}), reference64=Dump({"t": exact}))
     errors = result.tensors[0].float64
     assert errors["candidate_error"] > 100 * errors["reference_error"] and errors["ratio"] > 100
+
+
+# --- shapes that broadcast -----------------------------------------------------------------------
+
+POSITIONS = np.random.default_rng(3).standard_normal((1, 12, 384)).astype(np.float32)
+
+
+def test_a_position_embedding_broadcast_to_the_batch_compares_after_expansion(tmp_path):
+    batch = np.repeat(POSITIONS, 4, axis=0)
+    for reference, candidate, side in ((batch, POSITIONS, "candidate"), (POSITIONS, batch, "reference")):
+        result = compare_dumps(Dump({"act/pos": reference}), Dump({"act/pos": candidate}))
+        tensor = result.tensors[0]
+        assert result.ok and not tensor.shape_conflict and tensor.n == batch.size
+        other = "reference" if side == "candidate" else "candidate"
+        assert tensor.notes == [f"{side} [1, 12, 384] broadcast to the {other}'s [4, 12, 384]: compared after expansion"]
+    write_dump(Dump({"act/pos": batch}), tmp_path / "reference.safetensors")
+    write_dump(Dump({"act/pos": POSITIONS}), tmp_path / "candidate.safetensors")
+    proc = pita("compare", tmp_path / "reference.safetensors", tmp_path / "candidate.safetensors", "--histogram", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert '"n": 18432' in proc.stdout and '"counts": [\n          18432\n        ]' in proc.stdout  # the histogram counts the expanded pair
+
+
+def test_a_broadcast_pair_that_differs_is_a_mismatch_located_in_the_expanded_shape():
+    batch = np.repeat(POSITIONS, 4, axis=0)
+    batch[2, 5, 7] += 1.0
+    tensor = compare_dumps(Dump({"act/pos": batch}), Dump({"act/pos": POSITIONS})).tensors[0]
+    assert not tensor.ok and not tensor.shape_conflict
+    assert (tensor.mismatched, tensor.worst_index, tensor.max_abs_diff) == (1, [2, 5, 7], pytest.approx(1.0))
+    assert "broadcast" in tensor.notes[0]
+
+
+@pytest.mark.parametrize("reference_shape, candidate_shape", [
+    ((4, 12, 384), (2, 12, 384)),  # a size other than 1 never repeats
+    ((4, 1, 384), (1, 12, 384)),  # each side would repeat: neither broadcasts to the other
+    ((4,), ()),  # a single value against many: an unreduced loss, not a broadcast
+    ((4, 3), (1, 1)),
+    ((0, 3), (1, 3)),  # nothing to compare against
+])
+def test_shapes_that_do_not_broadcast_stay_a_conflict(reference_shape, candidate_shape):
+    tensor = compare_dumps(Dump({"t": np.ones(reference_shape, np.float32)}), Dump({"t": np.ones(candidate_shape, np.float32)})).tensors[0]
+    assert tensor.shape_conflict and not tensor.ok and tensor.notes == []
+    assert shape_relation(reference_shape, candidate_shape) == CONFLICT
+
+
+def test_a_size_one_axis_in_the_middle_repeats_along_that_axis():
+    per_channel = np.random.default_rng(5).standard_normal((2, 1, 4)).astype(np.float32)
+    repeated = np.repeat(per_channel, 3, axis=1)
+    assert compare_dumps(Dump({"t": repeated}), Dump({"t": per_channel})).ok
+    repeated[1, 2, 3] += 0.5  # one repeat differs
+    assert compare_dumps(Dump({"t": repeated}), Dump({"t": per_channel})).tensors[0].worst_index == [1, 2, 3]
+
+
+def test_shape_relations_follow_numpy_broadcasting_of_size_one_axes():
+    assert shape_relation([2, 3], [2, 3]) == SAME
+    assert shape_relation([1, 3], [3, 1]) == FLAT  # the same elements: compared flat, not broadcast to [3, 3]
+    assert shape_relation([12, 384], [4, 12, 384]) == BROADCAST  # an absent leading axis repeats too
+    assert broadcast_side([12, 384], [4, 12, 384]) == "reference"
+
+
+def test_a_broadcast_too_large_to_expand_stays_a_conflict_and_says_why(tmp_path, monkeypatch):
+    monkeypatch.setattr("pita.align.MAX_BROADCAST_ELEMENTS", 1000)
+    tensor = compare_dumps(Dump({"t": np.ones((4, 384), np.float32)}), Dump({"t": np.ones((1, 384), np.float32)})).tensors[0]
+    assert tensor.shape_conflict
+    assert tensor.notes == ["candidate [1, 384] would broadcast to the reference's [4, 384], but the expansion would hold 1536 elements "
+                            "in memory (at most 1000): not compared"]
+
+
+def test_a_broadcast_side_left_in_its_file_is_expanded_from_one_read(tmp_path):
+    big = np.repeat(np.random.default_rng(4).standard_normal((1, 300, 1000)).astype(np.float32), 3, axis=0)
+    write_dump(Dump({"t": big}), tmp_path / "big.safetensors")
+    write_dump(Dump({"t": big[:1].copy()}), tmp_path / "small.safetensors")
+    reference, candidate = read_dump(tmp_path / "big.safetensors").tensors["t"], read_dump(tmp_path / "small.safetensors").tensors["t"]
+    assert isinstance(reference, FileTensor) and isinstance(candidate, FileTensor)
+    same, expanded_candidate = expanded(reference, candidate)
+    assert same is reference and expanded_candidate.shape == big.shape and np.array_equal(expanded_candidate, big)
+
+
+# --- mappings, tolerances ------------------------------------------------------------------------
+
+
+def test_a_long_list_of_mappings_is_summarised_in_four_lines():
+    mappings = [f"candidate l{i}.gamma -> l{i}.weight (rename '\\\\.gamma$')" for i in range(1180)]
+    mappings.append("candidate fc.weight transposed [3, 2] -> [2, 3] (axes [1, 0])")
+    lines = mapping_summary(mappings, verbose=False)
+    assert lines == ["mapping: 1181 applied by the rules file (1180 renames, 1 transpose); the first 3 (all with --verbose):",
+                     *[f"mapping: {m}" for m in mappings[:3]]]
+    assert len(mapping_summary(mappings, verbose=True)) == 1181
+    assert mapping_summary(mappings[:4], verbose=False) == [f"mapping: {m}" for m in mappings[:4]]  # a summary would save nothing
+    assert mapping_summary([], verbose=False) == []
+
+
+def test_the_text_report_summarises_many_renames(tmp_path):
+    names = [f"l{i}.gamma" for i in range(50)]
+    mapped = rules(tmp_path, "[[rename]]\npattern = '\\.gamma$'\nreplace = '.weight'\n")
+    result = compare_dumps(Dump({n.replace("gamma", "weight"): f32([1]) for n in names}), Dump({n: f32([1]) for n in names}), rules=mapped)
+    text = render_text(result)
+    assert result.ok and text.count("mapping: ") == 4 and "mapping: 50 applied by the rules file (50 renames)" in text
+
+
+def test_tolerance_entries_are_listed_as_short_texts(tmp_path):
+    loaded = rules(tmp_path, '[tolerance."*.bias"]\natol = 1e-5\nulp = 4\n[tolerance."act/*"]\nrtol = 0.001\nequal_nan = true\n')
+    assert loaded.tolerance_texts() == ["'*.bias' → atol=1e-05 ulp=4", "'act/*' → rtol=0.001 equal_nan=true"]
+    assert loaded.tolerance_texts(["fc.bias", "fc.weight", "act/fc"]) == ["'*.bias' → atol=1e-05 ulp=4 (1 tensor(s))",
+                                                                         "'act/*' → rtol=0.001 equal_nan=true (1 tensor(s))"]
+    assert Rules().tolerance_texts() == []
+
+
+# --- rename suggestions --------------------------------------------------------------------------
+
+EVERY_PHASE = "(?:param|grad|init|act|step\\d+|optim\\d+|mask\\d+)"  # a suggestion renames a path under every recording prefix
+BERT_MODULES = ["embeddings.word_embeddings", "embeddings.LayerNorm", "encoder.layer.0.attention.self.query",
+                "encoder.layer.1.output.dense", "pooler.dense"]
+
+
+def bert_names(prefix: str) -> list[str]:
+    """Recorded names of a BERT-like model whose encoder sits under `prefix`, with a classifier beside it."""
+    names = [f"{kind}/{prefix}{m}.{p}" for m in BERT_MODULES for kind in ("param", "grad", "step1") for p in ("weight", "bias")]
+    names += [f"act/{prefix}{m}" for m in BERT_MODULES] + [f"act/{prefix}encoder.layer.0.attention.self.query#2"]
+    names += [f"optim1/{prefix}{m}.weight/exp_avg" for m in BERT_MODULES]
+    return names + ["param/classifier.weight", "act/classifier", "loss/1"]
+
+
+def paste(tmp_path, lines: list[str]) -> Rules:
+    return rules(tmp_path, "\n".join(lines) + "\n")
+
+
+def test_a_missing_prefix_gets_a_rename_that_pairs_every_phase_and_leaves_the_rest(tmp_path):
+    reference, candidate = Dump({n: f32([1]) for n in bert_names("bert.")}), Dump({n: f32([1]) for n in bert_names("")})
+    unpaired = compare_dumps(reference, candidate)
+    assert len(unpaired.missing) == len(unpaired.extra) == 41
+    lines = suggest_renames(unpaired.missing, unpaired.extra, [t.name for t in unpaired.tensors])
+    assert lines == ["[[rename]]  # pairs 41 name(s), e.g. 'act/embeddings.LayerNorm' -> 'act/bert.embeddings.LayerNorm'",
+                     f"pattern = '^({EVERY_PHASE}/)(embeddings|encoder|pooler)(?=[.#/]|$)'",
+                     "replace = '\\1bert.\\2'"]
+    result = compare_dumps(reference, candidate, rules=paste(tmp_path, lines))
+    assert result.ok and len(result.tensors) == len(reference.tensors)
+
+
+def test_a_prefix_the_candidate_has_and_a_changed_suffix_are_both_found(tmp_path):
+    reference = [f"param/layers.{i}.{p}" for i in range(3) for p in ("norm.weight", "fc.weight")] + ["param/head.weight"]
+    candidate = [f"param/model.layers.{i}.{p}" for i in range(3) for p in ("norm.weight_orig", "fc.weight")] + ["param/model.head.weight"]
+    lines = suggest_renames(reference, candidate)
+    assert [line for line in lines if not line.startswith("[[")] == [f"pattern = '^({EVERY_PHASE}/)model\\.'", "replace = '\\1'",
+                                                                      "pattern = '\\.weight_orig$'", "replace = '.weight'"]
+    result = compare_dumps(Dump({n: f32([1]) for n in reference}), Dump({n: f32([1]) for n in candidate}), rules=paste(tmp_path, lines))
+    assert result.ok
+
+
+def test_renames_the_names_cannot_decide_are_not_suggested():
+    reference = [f"param/enc.{i}.ln.{p}" for i in range(3) for p in ("weight", "bias")]
+    candidate = [name.replace("weight", "gamma").replace("bias", "beta") for name in reference]
+    assert suggest_renames(reference, candidate) == []  # gamma -> weight or gamma -> bias: as many pairs either way
+    assert suggest_renames(["param/a.w"], ["param/b.a.w"]) == []  # one name is no common difference
+    assert suggest_renames(["param/a.w", "param/b.w"], ["param/x.a.w", "param/y.b.w"]) == []
+
+
+def test_a_suggestion_never_renames_a_name_already_paired(tmp_path):
+    reference, candidate = ["param/a.w", "param/b.w", "param/m.c"], ["param/m.a.w", "param/m.b.w", "param/m.c"]
+    assert f"pattern = '^({EVERY_PHASE}/)m\\.'" in suggest_renames(reference[:2], candidate[:2])  # it would take m.c too
+    lines = suggest_renames(reference[:2], candidate[:2], ["param/m.c"])
+    assert f"pattern = '^({EVERY_PHASE}/)m\\.(a|b)(?=[.#/]|$)'" in lines
+    assert compare_dumps(Dump({n: f32([1]) for n in reference}), Dump({n: f32([1]) for n in candidate}), rules=paste(tmp_path, lines)).ok
+
+
+def test_suggested_lines_hold_any_name_as_valid_toml(tmp_path):
+    reference = ["net.it's.0.w", "net.it's.1.w"]
+    candidate = ["it's.0.w", "it's.1.w"]
+    lines = suggest_renames(reference, candidate)
+    assert lines[1] == 'pattern = "^(it\'s)(?=[.#/]|$)"'
+    assert compare_dumps(Dump({n: f32([1]) for n in reference}), Dump({n: f32([1]) for n in candidate}), rules=paste(tmp_path, lines)).ok

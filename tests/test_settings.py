@@ -4,10 +4,10 @@ trace says with them: settings first, random masks, and steps that differ only i
 import json
 
 import numpy as np
+from test_trace import REFERENCE, edited, run
 
 from pita.settings import compare_settings, optimizer_settings
 from pita.trace import render_trace_text, trace_dumps
-from test_trace import REFERENCE, edited, run
 
 TORCH_ADAMW = {"framework": "torch", "name": "AdamW",
                "groups": [{"lr": 0.001, "betas": [0.9, 0.999], "eps": 1e-08, "weight_decay": 0.01, "amsgrad": False, "maximize": False,

@@ -22,6 +22,7 @@ import pita.torch  # noqa: E402
 from pita.torch_dump import write_torch_dump  # noqa: E402
 
 BATCH, TOKENS, VOCAB, WIDTH, CLASSES = 4, 6, 11, 8, 5
+DROPOUT, ATTENTION = nn.functional.dropout, nn.functional.scaled_dot_product_attention  # torch's own, as the recorder must leave them
 # The order the calls of Tiny's submodules end in: `mix` is called twice, a child ends before its
 # parent (`head.*` before `head`), and nn.MultiheadAttention's out_proj is never called as a module.
 EXECUTION_ORDER = ["act/embed", "act/norm", "act/attn", "act/fc1", "act/act", "act/mix", "act/mix#2",
@@ -68,6 +69,8 @@ def adam(params):
 
 
 def record(path, model=None, optimizer=adam, steps=2, **options):
+    """`pita.torch.record` on Tiny, without the float64 run unless asked (the tests of it ask)."""
+    options.setdefault("float64", False)
     model = model or tiny()
     tokens, targets = batch()
     optimizer = optimizer(model.parameters()) if optimizer is adam else optimizer
@@ -253,12 +256,13 @@ def test_only_the_first_forward_pass_is_recorded(tmp_path):
 def test_hooks_are_removed_on_exit_and_on_an_exception(tmp_path):
     model, (tokens, _) = tiny(), batch()
     with pita.torch.Recorder(model):
-        assert len(hooks(model)) == len(list(model.modules()))  # the negative control: they were there
-    assert not hooks(model)
+        assert len(hooks(model)) == 2 * len(list(model.modules()))  # the negative control: they were there
+        assert nn.functional.dropout is not DROPOUT and nn.functional.scaled_dot_product_attention is not ATTENTION
+    assert not hooks(model) and nn.functional.dropout is DROPOUT and nn.functional.scaled_dot_product_attention is ATTENTION
     with pytest.raises(RuntimeError, match="boom"), pita.torch.Recorder(model):
         model(tokens)
         raise RuntimeError("boom")
-    assert not hooks(model)
+    assert not hooks(model) and nn.functional.dropout is DROPOUT
     with pytest.raises(IndexError):
         pita.torch.record(model, tokens + VOCAB, batch()[1], nn.CrossEntropyLoss(), tmp_path / "r.safetensors")  # token ids out of range
     assert not hooks(model) and list(tmp_path.iterdir()) == []
@@ -334,7 +338,7 @@ def test_metadata_the_writers_set_is_refused_before_the_run(tmp_path):
     for key in reserved["recorder"] + reserved["provenance"]:
         with pytest.raises(UsageError, match=f"^metadata '{key}': set by the (recorder|dump writer) itself$"):
             pita.torch.Recorder(model).write(tmp_path / "r.safetensors", **{key: "x"})
-        if key not in ("steps", "dtype"):  # record's own parameters
+        if key not in ("steps", "dtype", "optimizer"):  # record's own parameters
             with pytest.raises(UsageError, match=f"^metadata '{key}': set by the (recorder|dump writer) itself$"):
                 record(tmp_path / "r.safetensors", model=model, **{key: "x"})
     for key in reserved["provenance"]:  # framework="jax" would make a torch dump lie about what computed it
@@ -467,3 +471,46 @@ def test_a_nested_activation_is_refused_at_once_by_its_name(tmp_path):
     model = nn.Sequential(Returns(lambda x: torch.nested.nested_tensor([x, x[:2]], layout=torch.jagged)), nn.Identity())
     with pita.torch.Recorder(model), pytest.raises(UsageError, match="^act/0: a nested tensor"):
         model(torch.arange(3.0))
+
+
+def forward_order(**selection) -> list[str]:
+    model, (tokens, _) = tiny(), batch()
+    with pita.torch.Recorder(model, **selection) as recorder:
+        model(tokens)
+    assert list(recorder.tensors) == recorder.execution_order
+    return recorder.execution_order
+
+
+def test_depth_include_and_exclude_choose_the_modules_recorded():
+    assert forward_order() == EXECUTION_ORDER
+    assert forward_order(depth=1) == [name for name in EXECUTION_ORDER if not name.startswith("act/head.")]
+    assert forward_order(include=["head.*"]) == ["act/head.0", "act/head.1", "act/head.2"]  # not head itself
+    assert forward_order(include=["head*"], exclude=["head.1", "mix"]) == ["act/head.0", "act/head.2", "act/head"]
+    assert forward_order(include=["fc1"], exclude=["f*"]) == []  # exclude wins
+    assert forward_order(depth=1, include=["head*"]) == ["act/head"]
+
+
+def test_masks_are_named_by_the_innermost_module_whatever_is_selected():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Sequential(nn.Linear(WIDTH, WIDTH), nn.Dropout(0.5)), nn.Linear(WIDTH, CLASSES))
+    with pita.torch.Recorder(model, depth=1, exclude=["1"]) as recorder:
+        model(torch.ones(BATCH, WIDTH))
+    assert set(recorder.tensors) == {"act/0", "mask1/0.1"}
+
+
+def test_a_selection_that_is_not_one_is_refused(tmp_path):
+    model = tiny()
+    for selection, message in (({"depth": 0}, "depth must be a positive integer"), ({"depth": True}, "depth must be a positive integer"),
+                               ({"depth": "2"}, "depth must be a positive integer"), ({"include": "head"}, "include must be a list"),
+                               ({"exclude": [3]}, "exclude must be a list"), ({"include": 7}, "include must be a list"),
+                               ({"include": ["head", "haed.*"]}, "include pattern 'haed.*' matches no module of the model"),
+                               ({"exclude": ["Head"]}, "exclude pattern 'Head' matches no module")):
+        with pytest.raises(UsageError, match=message):
+            pita.torch.Recorder(model, **selection)
+        with pytest.raises(UsageError, match=message):
+            record(tmp_path / "r.safetensors", model=model, **selection)
+    with pytest.raises(UsageError, match="activations='none' records none"):
+        pita.torch.Recorder(model, activations="none", depth=2)
+    with pytest.raises(UsageError, match="the model has no submodules"):
+        pita.torch.Recorder(nn.Linear(2, 2), include=["x"])
+    assert list(tmp_path.iterdir()) == [] and not hooks(model)

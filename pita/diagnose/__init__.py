@@ -10,28 +10,33 @@ import re
 
 import numpy as np
 
-from pita.diagnose import nan, offset, permutation, rounding, scale, sign, transpose
+from pita.diagnose import block_permutation, nan, offset, permutation, rounding, scale, sign, slice_scale, transpose
 from pita.diagnose.base import SAMPLE, Context, Diagnosis, Pair
 
-# Checked in this order; every rule that fits is reported. Rules that can explain a shape
-# conflict (an axis order) set SHAPES_MAY_DIFFER.
-RULES = (nan, scale, sign, offset, transpose, permutation, rounding)
+# Checked in this order; every rule that fits is reported, but a finding that another one already
+# says is left out (a rule's SUPERSEDES: the kinds its finding makes redundant). Rules that can
+# explain a shape conflict (an axis order) set SHAPES_MAY_DIFFER.
+RULES = (nan, scale, slice_scale, sign, offset, transpose, block_permutation, permutation, rounding)
+SUPERSEDES = {rule.KIND: tuple(getattr(rule, "SUPERSEDES", ())) for rule in RULES}
 
 __all__ = ["Context", "Diagnosis", "RULES", "corroborate", "explain", "parse_rule_doc", "reference_page"]
 SECTIONS = ("What it detects", "Why it happens in a port", "Example", "Remedy")
 SAME_PARAMETER = 1e-6  # relative agreement of two findings' parameters beyond their data's rounding
 
 
-def explain(reference, candidate, tolerance, context: Context, stats=None) -> list[Diagnosis]:
+def explain(reference, candidate, tolerance, context: Context, stats=None, name: str = "") -> list[Diagnosis]:
     """Every rule's explanation of a failing tensor pair that fits. The tensors may be arrays or
     `FileTensor`s of any size: rules read a bounded sample (`Pair`), and a finding that rests on a
-    sample says so and how big. `stats` is what `measure` found for the pair, if known."""
-    pair = Pair(reference, candidate, tolerance, context, stats)
+    sample says so and how big. `stats` is what `measure` found for the pair, if known; `name`,
+    the tensor's name as compared, lets a rule name what the tensor packs (GRU gates, say)."""
+    pair = Pair(reference, candidate, tolerance, context, stats, name)
     if not pair.comparable:
         return []
     rules = [rule for rule in RULES if pair.same_shape or getattr(rule, "SHAPES_MAY_DIFFER", False)]
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # float64 extremes overflow in differences
         found = [d for d in (rule.detect(pair) for rule in rules) if d is not None]
+    superseded = {kind for d in found for kind in SUPERSEDES[d.kind]}
+    found = [d for d in found if d.kind not in superseded]
     # Rounding is the explanation of last resort: a consistent scale of 0.99996 also looks like
     # float16-sized noise, and then the scale is the true story.
     if any(d.kind != rounding.KIND for d in found):
@@ -78,6 +83,9 @@ def reference_page() -> str:
         f"Tensors of more than {SAMPLE} elements are diagnosed on a seeded sample of {SAMPLE} (every rule,",
         "axis orders included: candidate elements are set against the reference elements they would come",
         "from); such a finding ends with `(on a sample of k of n elements)`, and `sample` in the JSON.",
+        "A finding that another one already says is left out: "
+        + ", ".join(f"`{other}` when `{kind}` fits" for kind, others in SUPERSEDES.items() for other in others)
+        + ", and `rounding` when any other rule fits.",
         "",
     ]
     for rule in RULES:

@@ -59,10 +59,12 @@ class Pair:
 
     A candidate whose shape differs from the reference's only in size-1 axes is read in the
     reference's shape. `stats` (what `measure` found, over every element) lets the sample include
-    the worst elements; without it, it is measured when a rule asks for it."""
+    the worst elements; without it, it is measured when a rule asks for it. `name` is the
+    tensor's name as compared ('' when unknown): a rule may read what it holds off it."""
 
-    def __init__(self, reference, candidate, tolerance, context: Context, stats=None):
+    def __init__(self, reference, candidate, tolerance, context: Context, stats=None, name: str = ""):
         self.reference, self.candidate, self.tolerance, self.context = reference, candidate, tolerance, context
+        self.name = name
         self._measured = stats
         self.atol = tolerance.atol
         self.shape = tuple(reference.shape)

@@ -8,7 +8,8 @@ What it detects
 Why it happens in a port
     PyTorch's `.T` on a 3-D tensor reverses every axis, `permute` with the axes of the other
     framework's layout (`[B, T, F]` against `[T, B, F]`, NCHW against NHWC); a data loader that
-    shuffles on one side only, gate or head blocks stacked in another order (LSTM i,f,g,o).
+    shuffles on one side only, heads stacked in another order (gate and projection blocks of a
+    packed tensor moved whole are `block_permutation`).
 
 Example
     reference rows `[a, b, c]`, candidate rows `[b, c, a]`: rows `[1, 2, 0]`.

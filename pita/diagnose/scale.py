@@ -2,7 +2,10 @@
 
 What it detects
     A factor `k` (not 1) such that `candidate ≈ k × reference` element by element, with the error
-    left after dividing by `k` far below the error before.
+    left after dividing by `k` far below the error before, read off at least two nonzero elements:
+    any two numbers are a scale of each other, so a single element (a loss) is a scale only when
+    `k` is the batch size recorded in the dumps (or its inverse), a factor named before it was
+    measured, and only beside another tensor that shows the same factor.
 
 Why it happens in a port
     A loss summed where PyTorch averaged: burn's `backward()` seeds the root with ones, so a
@@ -26,6 +29,7 @@ import numpy as np
 from pita.diagnose.base import Context, Diagnosis, Pair, explains, format_factor
 
 KIND = "scale"
+SUPERSEDES = ("slice_scale",)  # one factor for every slice is the simpler story
 NOT_A_SCALE = 1e-6  # |k - 1| below this is float32 rounding, not a scale
 
 
@@ -47,6 +51,8 @@ def detect(pair: Pair) -> Diagnosis | None:
     message = f"candidate = {shown} × reference (after dividing by {shown}: max|diff| {residual:.2e})"
     hint = _batch_hint(factor, pair.context)
     support = int(np.count_nonzero(nonzero))
+    if support < 2 and not hint:
+        return None
     return Diagnosis(
         kind=KIND,
         params={"factor": factor, "support": support, "hint": hint},

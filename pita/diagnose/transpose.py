@@ -52,7 +52,7 @@ def best_axis_order(pair: Pair, swaps_only: bool):
     ndim = len(pair.shape)
     if ndim < 2 or not pair.comparable or not np.all(np.isfinite(pair.candidate_values)):
         return None
-    limit = _limit(pair)
+    limit = exact_limit(pair)
     moving = [axis for axis in range(ndim) if pair.shape[axis] != 1]
     for order in axis_orders(ndim, swaps_only):
         if tuple(pair.shape[axis] for axis in order) != pair.candidate_shape:
@@ -77,7 +77,7 @@ def source_positions(candidate_positions: np.ndarray, order, pair: Pair) -> np.n
     return flat
 
 
-def _limit(pair: Pair) -> float:
+def exact_limit(pair: Pair) -> float:
     """The residual an axis order may leave: it explains the error (when the shapes agree) and
     reproduces the values nearly exactly, so that a symmetric-looking tensor is not called transposed."""
     r = pair.reference_values

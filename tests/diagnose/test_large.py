@@ -59,12 +59,16 @@ CUBE = RNG.standard_normal((64, 128, 130)).astype(np.float32)
 VECTOR = RNG.standard_normal(300_000).astype(np.float32)
 BATCH = RNG.standard_normal((4096, 300)).astype(np.float32)
 SHUFFLE = RNG.permutation(4096)
+ROW_FACTORS = RNG.uniform(0.99, 1.0, (4096, 1)).astype(np.float32)  # 4096 factors, about 16 sampled elements each
+HALVES = np.r_[2048:4096, 0:2048]
 
 CASES = {
     "transpose": (WEIGHT, lambda w: w.T.copy(), "transpose", {"axes": [1, 0]}),
     "axes": (CUBE, lambda c: np.ascontiguousarray(np.transpose(c, (2, 0, 1))), "permutation", {"axes": [2, 0, 1]}),
     "rows": (BATCH, lambda b: b[SHUFFLE], "permutation", {"rows": SHUFFLE.tolist()}),
     "scale": (VECTOR, lambda v: v * np.float32(4), "scale", {"factor": pytest.approx(4.0)}),
+    "slice_scale": (BATCH, lambda b: b * ROW_FACTORS, "slice_scale", {"constant_along": [1], "slices": 4096}),
+    "block_permutation": (BATCH, lambda b: b[HALVES], "block_permutation", {"k": 2, "permutation": [1, 0]}),
     "sign": (VECTOR, lambda v: -v, "sign", {}),
     "offset": (VECTOR, lambda v: v + np.float32(0.5), "offset", {"value": pytest.approx(0.5, abs=1e-6)}),
     "nan": (VECTOR, lambda v: np.where(np.arange(v.size) % 1000 == 7, np.float32(np.nan), v), "nan", {"side": "candidate"}),

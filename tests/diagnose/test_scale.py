@@ -48,3 +48,15 @@ def test_a_single_element_factor_stands_only_when_another_tensor_agrees():
               diagnose.explain(f32([0.1, 0.2]), f32([0.4, 0.8]), tol, context)]
     diagnose.corroborate(backed)
     assert [d.kind for d in backed[0]] == ["scale"] and "same finding" in backed[0][0].message
+
+
+def test_a_single_element_is_no_scale_unless_its_factor_is_the_batch_size():
+    # any two numbers are a scale of each other: a loss [2.3] against [2.9] says nothing, even
+    # beside a tensor that shows the same factor
+    tol, factor = Tolerance(), np.float32(2.9) / np.float32(2.3)
+    loss = [diagnose.explain(f32([2.3]), f32([2.9]), tol, Context(batch_sizes={4})),
+            diagnose.explain(f32([0.1, 0.2]), f32([0.1, 0.2]) * factor, tol, Context(batch_sizes={4}))]
+    diagnose.corroborate(loss)
+    assert loss[0] == [] and [d.kind for d in loss[1]] == ["scale"]
+    assert detect([2.3], [2.9]) is None and detect([0.0, 2.3], [0.0, 2.9]) is None  # one nonzero element
+    assert detect([2.3], [9.2], batch_sizes=[4]).tentative  # named before it was measured: stands if corroborated

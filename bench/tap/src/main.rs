@@ -2,7 +2,8 @@
 //! forward pass but the recorded one.
 //!
 //! In one process, on burn's Flex backend (CPU):
-//! - the raw cost of one `tap` call, against the same loop without it;
+//! - the raw cost of one `tap` call, against the same loop without it, and of a `tap!` whose
+//!   name is formatted (`layers.{i}.attn`), which formats nothing when no recorder listens;
 //! - a forward pass of a small MLP (3 Linears, 2 ReLUs, batch 8) with a tap after each layer (5
 //!   taps), against the same forward without taps: per-call ns and the ratio;
 //! - for reference, what a tap costs while a recorder listens (a handle clone and a name).
@@ -115,6 +116,16 @@ fn main() {
     let (tapped, empty) = (median(tapped), median(empty));
     println!("tap, not listening:    {tapped:8.2} ns per call; the loop without it {empty:.2} ns ({} calls)", args.calls);
     println!("  tap's own cost:      {:8.2} ns per call", (tapped - empty).max(0.0));
+
+    // 1b. tap! with a name built at run time, not listening: the name is never formatted.
+    let mut formatted = Vec::new();
+    for _ in 0..args.repeat {
+        formatted.push(per_call(args.calls, || {
+            let i = black_box(3usize);
+            pita::tap!("layers.{i}.attn", black_box(&small));
+        }));
+    }
+    println!("tap!(\"layers.{{i}}.attn\"), not listening: {:8.2} ns per call", median(formatted));
 
     // 2. A forward pass with 5 taps against the same forward without them.
     for _ in 0..args.forwards / 10 {

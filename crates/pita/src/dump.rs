@@ -64,8 +64,10 @@ pub const BURN_REQUIREMENT: &str = "^0.22.1";
 
 /// The burn version found in the Cargo.lock of the build that compiled this crate, or
 /// `"unknown"`. Best-effort: the build script walks up from its output folder (inside the
-/// target directory) to the first Cargo.lock that lists pita, so a target directory outside the
-/// project (`CARGO_TARGET_DIR`) finds none, or another project's. It is the default of the
+/// target directory), then from the folder cargo was invoked in, to the first Cargo.lock that
+/// lists pita, so a target directory outside the project (`CARGO_TARGET_DIR`) is found too; cargo
+/// invoked from outside the project with `--manifest-path` and such a target directory finds
+/// none. It is the default of the
 /// `framework_version` key; [`DumpBuilder::framework_version`] states it exactly.
 pub const LOCKED_BURN_VERSION: &str = env!("PITA_RESOLVED_BURN_VERSION");
 

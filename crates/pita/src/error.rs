@@ -9,7 +9,8 @@ use std::path::PathBuf;
 ///
 /// A guard's `check_*` / `try_*` form returns [`Error::Check`], whose message (its `Display`) is
 /// word for word the one the panicking form panics with. [`Error::Recording`] comes from
-/// [`Recorder`](crate::record::Recorder); the other variants from [`Dump`](crate::dump::Dump).
+/// [`Recorder`](crate::record::Recorder) and [`Replay`](crate::replay::Replay); the other variants
+/// from [`Dump`](crate::dump::Dump).
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
@@ -78,7 +79,7 @@ pub enum Error {
     },
     /// A [`Recorder`](crate::record::Recorder) call that breaks the recording convention
     /// (docs/recording.md): a step numbered out of order, a loss of more than one value, a name
-    /// recorded twice.
+    /// recorded twice; or a reference recording [`Replay`](crate::replay::Replay) cannot replay.
     Recording {
         /// What was refused, and why.
         message: String,

@@ -7,11 +7,16 @@
 //! - [`dump`] — [`Dump`](dump::Dump), its builder and [`backend_name`](dump::backend_name):
 //!   named tensors in their own dtypes plus provenance, as safetensors and readable JSON.
 //! - [`error`] — [`Error`], what every fallible function returns.
-//! - [`record`] — [`Recorder`](record::Recorder) and [`tap`](record::tap): one training run
-//!   (parameters, the first forward's activations in execution order, loss, gradients, the
-//!   parameters after each step) recorded into a dump under PyTorch's names and layouts, for
-//!   `pita trace` to find the first divergence (docs/recording.md). `Recorder::grads` needs
-//!   the feature `autodiff`.
+//! - [`record`] — [`Recorder`](record::Recorder), [`tap`](record::tap) and [`tap!`]: one
+//!   training run (parameters, the first forward's activations in execution order, loss,
+//!   gradients, the parameters and buffers after each step, the optimizer's settings) recorded
+//!   into a dump under PyTorch's names and layouts (packed GRU/LSTM/attention tensors included,
+//!   and the names the weights were loaded from), for `pita trace` to find the first divergence
+//!   (docs/recording.md). `Recorder::grads` needs the feature `autodiff`.
+//! - [`replay`] — [`Replay`](replay::Replay) and [`dropout`](replay::dropout): a reference
+//!   recording's dropout masks (`mask<k>/…`) applied in the burn run, as PyTorch applies them.
+//! - [`tapped`] — tapped forwards of burn's `MultiHeadAttention`, `TransformerEncoderLayer` and
+//!   `TransformerEncoder`: burn's arithmetic, tapped under PyTorch's module names.
 //!
 //! Guards, one module each, every one with a panicking form (`#[track_caller]`, for tests and
 //! debug runs) and a form returning `Result<_, Error>` (`check_*`, or `try_*` where the guard
@@ -101,13 +106,21 @@ pub mod pad_mode;
 pub mod padding_idx;
 pub mod padding_mask;
 pub mod record;
+pub mod replay;
 pub mod rope_pairs;
 pub mod same_padding;
 pub mod same_shape;
 pub mod store_origin;
+pub mod tapped;
 pub mod torch_layout;
 
 pub use error::Error;
+
+/// The build script's search for burn's version, tested with the crate.
+#[cfg(test)]
+#[allow(dead_code)] // its `main` is the build script's
+#[path = "../build.rs"]
+mod build_script;
 
 /// The burn this crate was built with, so a port can name the same one (`pita::burn::…`).
 pub use burn;

@@ -1,7 +1,8 @@
 //! Recording a training run for `pita trace` (docs/recording.md in the pita repository): the
 //! parameters, the activations of the first forward pass in execution order, the loss, the
-//! gradients and the parameters after each optimizer step, in one [`Dump`] whose names follow
-//! the recording convention (`param/…`, `act/…`, `loss/<k>`, `grad/…`, `step<k>/…`).
+//! gradients, the parameters and buffers after each optimizer step, and the optimizer's
+//! settings, in one [`Dump`] whose names follow the recording convention (`param/…`, `act/…`,
+//! `loss/<k>`, `grad/…`, `step<k>/…`).
 //!
 //! ```rust
 //! use burn::module::Module;
@@ -21,7 +22,7 @@
 //!         let x = self.fc1.forward(x);
 //!         tap("fc1", &x); // a no-op unless a recorder listens on this thread
 //!         let x = self.norm.forward(x);
-//!         tap("norm", &x);
+//!         pita::tap!("norm", &x); // the same; a name with {arguments} is formatted only when one listens
 //!         x
 //!     }
 //! }
@@ -41,7 +42,7 @@
 //! # #[cfg(feature = "autodiff")]
 //! recorder.grads(&model, &loss.backward())?;            // grad/fc1.weight ([2, 3]), … (feature `autodiff`)
 //! // ... the optimizer step ...
-//! recorder.step(1, &model)?;                            // step1/fc1.weight, …
+//! recorder.step(1, &model)?;                            // step1/fc1.weight, … (and buffers)
 //! assert_eq!(recorder.execution_order(), ["act/fc1", "act/norm"]);
 //!
 //! let dump = recorder.into_dump(Dump::builder().variant("record"))?;
@@ -57,34 +58,59 @@
 //! Parameters are named by burn's module traversal ([`Module::visit`]): a struct field is its
 //! name, a `Vec` element its index (`layers.0.weight`), an `Option` adds nothing, so a port whose
 //! fields are named as the PyTorch attributes gets PyTorch's `named_parameters()` paths. Only
-//! float tensors are recorded (int and bool tensors are not parameters in PyTorch).
+//! float tensors are recorded (int and bool tensors are not parameters in PyTorch). Buffers
+//! (BatchNorm's `running_mean` and `running_var`, burn's only ones) are not parameters: they are
+//! recorded after each step only (`step<k>/bn.running_mean`), never under `param/`, `init/` or
+//! `grad/`, as PyTorch's `named_parameters()` holds none.
 //!
-//! With [`torch_names(true)`](Recorder::torch_names), names and layouts follow burn-store's
-//! `BurnToPyTorchAdapter` (the adapter burn uses to write PyTorch files), by the innermost module
-//! type holding the parameter:
+//! With [`torch_names(true)`](Recorder::torch_names), names and layouts are PyTorch's, by the
+//! module types holding the tensor. As burn-store's `BurnToPyTorchAdapter` writes them:
 //!
 //! - `Linear`: `weight` is written transposed, `[out, in]` (burn keeps `[in, out]`); its
 //!   gradient too;
-//! - `LayerNorm`, `BatchNorm`, `GroupNorm`, `RmsNorm`: `gamma` → `weight`, `beta` → `bias`;
-//! - `BatchNorm`'s `running_mean` and `running_var` are left out: PyTorch keeps them as buffers,
-//!   not in `named_parameters()`;
-//! - enum variant names are left out of the paths (PyTorch has no enum modules).
+//! - `LayerNorm`, `BatchNorm`, `GroupNorm`, `RmsNorm`: `gamma` → `weight`, `beta` → `bias`.
 //!
-//! Embedding and convolution weights have PyTorch's names and layouts already. What is not
-//! mapped, as burn-store does not map it: `MultiHeadAttention`'s `query`/`key`/`value`/`output`
-//! Linears (PyTorch packs `in_proj_weight`/`in_proj_bias` and names `out_proj`), `InstanceNorm`'s
-//! `gamma`/`beta` (PyTorch: `weight`/`bias`), `PRelu`'s `alpha` (PyTorch: `weight`), the gate
-//! Linears of burn's `Lstm`/`Gru` (PyTorch packs `weight_ih_l0`, `weight_hh_l0`, …), and any
-//! field named differently from the PyTorch attribute. A rules file (`pita trace --rules`)
-//! renames what remains. Values are the ones the forward pass uses (`Param::val`), so a
-//! `Linear` stored in burn's `LinearLayout::Col` is written `[out, in]` as well.
+//! Beyond the adapter, so that the names are `named_parameters()`'s:
+//!
+//! - enum variant names are left out of the paths (PyTorch has no enum modules);
+//! - `Gru` (nn.GRU, one layer): the gates' Linears are packed as PyTorch packs them,
+//!   `weight_ih_l0` = the reset, update and new gates' `input_transform` weights, each `[out,
+//!   in]`, stacked along axis 0 (PyTorch's row blocks `[r | z | n]`); `weight_hh_l0` the same of
+//!   the `hidden_transform`s; `bias_ih_l0`, `bias_hh_l0` their biases;
+//! - `Lstm` (nn.LSTM, one layer): the same with the blocks `[i | f | g | o]` (input, forget,
+//!   cell, output gates);
+//! - `BiGru`, `BiLstm` (a bidirectional nn.GRU/nn.LSTM): `forward` as above, `reverse` with the
+//!   suffix `_reverse` (`weight_ih_l0_reverse`);
+//! - `MultiHeadAttention` (nn.MultiheadAttention): `in_proj_weight` = the `query`, `key`, `value`
+//!   weights, each `[out, in]`, stacked along axis 0; `in_proj_bias` their biases; `output` is
+//!   `out_proj`;
+//! - `TransformerEncoderLayer` (nn.TransformerEncoderLayer): `mha` is `self_attn`,
+//!   `pwff.linear_inner` `linear1`, `pwff.linear_outer` `linear2`, `norm_1` `norm1`, `norm_2`
+//!   `norm2`: the post-norm layer's (`norm_first` false, PyTorch's default). burn's pre-norm
+//!   layer applies `norm_2` before the attention, where PyTorch's applies `norm1`, and the
+//!   traversal cannot see `norm_first`: say so with [`norm_first(true)`](Recorder::norm_first)
+//!   (`norm_2` → `norm1`, `norm_1` → `norm2`).
+//!
+//! A packed tensor's gradient and its values after a step are packed the same way. A pack that
+//! lacks a block (Linears without bias: no bias is written; an Lstm with a coupled forget gate;
+//! MultiHeadAttention with a bias on some of q, k, v only) is written block by block under
+//! burn's paths. Not mapped: `InstanceNorm`'s `gamma`/`beta` (PyTorch: `weight`/`bias`),
+//! `PRelu`'s `alpha` (PyTorch: `weight`), a stack of recurrent layers (PyTorch's `_l1`, …, are
+//! one module), burn's `TransformerDecoder`, and any field named differently from the PyTorch
+//! attribute: [`torch_names_from`](Recorder::torch_names_from) reuses the renames the port
+//! loaded PyTorch's weights with, a rules file (`pita trace --rules`) renames what remains.
+//! Values are the ones the forward pass uses (`Param::val`), so a `Linear` stored in burn's
+//! `LinearLayout::Col` is written `[out, in]` as well.
+//!
+//! [`prefix`](Recorder::prefix) prepends a path to every name (`bert.`), the taps' included.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt;
 use std::marker::PhantomData;
 
-use burn::module::{Module, ModuleVisitor, Param};
+use burn::config::Config;
+use burn::module::Module;
 #[cfg(feature = "autodiff")]
 use burn::tensor::Gradients;
 use burn::tensor::{DType, Tensor};
@@ -92,12 +118,20 @@ use burn::tensor::{DType, Tensor};
 use crate::dump::{Dump, DumpBuilder};
 use crate::Error;
 
+mod naming;
+mod visit;
+
+pub use naming::safetensors_names;
+use naming::Renames;
+use visit::{Found, Names, Read, Select, Values, Visit};
+
 /// The `recording` metadata key's value: the dump follows docs/recording.md.
 pub const RECORDING: &str = "pita-record/1";
 
-/// The metadata keys a recorder sets (docs/recording.md): [`Recorder::into_dump`]'s, `no_grad`
-/// only when a parameter had no gradient, and those only `pita.torch` writes (`densified`,
-/// `reference64`); a builder that already holds one is refused.
+/// The metadata keys a recorder sets (docs/recording.md): [`Recorder::into_dump`]'s, `no_grad`,
+/// `buffers`, `optimizer` and `masks_replayed` only when there is something to say, and those
+/// only `pita.torch` writes (`densified`, `reference64`); a builder that already holds one is
+/// refused.
 pub const RECORDING_KEYS: [&str; 10] = [
     "recording",
     "execution_order",
@@ -126,6 +160,7 @@ pub(crate) fn init_name(path: &str) -> String {
     format!("init/{path}")
 }
 
+#[cfg_attr(not(feature = "autodiff"), allow(dead_code))] // `Recorder::grads` needs autodiff
 pub(crate) fn grad_name(path: &str) -> String {
     format!("grad/{path}")
 }
@@ -148,7 +183,6 @@ pub(crate) fn act_name(module: &str, call: usize) -> String {
 
 /// `mask<step>/<module>` for the first random op inside `module` in that step's forward,
 /// `mask<step>/<module>#<call>` for a later one.
-#[allow(dead_code)] // read by the replay of a reference's masks
 pub(crate) fn mask_name(step: usize, module: &str, call: usize) -> String {
     match call {
         1 => format!("mask{step}/{module}"),
@@ -164,12 +198,6 @@ fn check_step(what: &str, step: usize) -> Result<(), Error> {
         _ => Ok(()),
     }
 }
-
-// burn-store's names for the module types its PyTorch adapter knows (`Struct:<type>`, from the
-// Module derive). The parity test against `BurnToPyTorchAdapter` (feature `store`) checks them.
-const LINEAR: &str = "Struct:Linear";
-const BATCH_NORM: &str = "Struct:BatchNorm";
-const NORMS: [&str; 4] = [BATCH_NORM, "Struct:LayerNorm", "Struct:GroupNorm", "Struct:RmsNorm"];
 
 thread_local! {
     /// Whether a recorder listens on this thread: the one read a tap makes when none does.
@@ -201,6 +229,15 @@ impl Entry {
 struct Session {
     taps: Vec<Entry>,
     calls: HashMap<String, usize>,
+    /// The recorder's [`prefix`](Recorder::prefix).
+    prefix: String,
+}
+
+/// Whether a recorder listens on this thread, so that a [`tap`] would record: what [`tap!`](crate::tap!)
+/// asks before it formats a name. Cost: one thread-local read.
+#[inline]
+pub fn listening() -> bool {
+    LISTENING.with(Cell::get)
 }
 
 // book:begin tap
@@ -208,7 +245,8 @@ struct Session {
 /// [`Recorder::listen`]); the second call with the same name while it listens is
 /// `act/<name>#2`, the third `act/<name>#3`, and so on. The order of the calls is the
 /// `execution_order` of the recording. Name it after the module whose output it is, as PyTorch
-/// names it (`encoder.fc1`), and call it where that module's call ends.
+/// names it (`encoder.fc1`), and call it where that module's call ends. A name built at run
+/// time (`layers.{i}`): [`tap!`](crate::tap!) formats it only when a recorder listens.
 ///
 /// Cost when no recorder listens: one thread-local read and a branch, about 0.5 ns per call on
 /// a virtualised Intel Xeon core in release (under 0.1 ns more than the same loop without the
@@ -218,11 +256,53 @@ struct Session {
 /// sync) and its name, about 0.2 µs; its values are read once, by [`Recorder::into_dump`].
 #[inline]
 pub fn tap<const D: usize>(name: &str, tensor: &Tensor<D>) {
-    if LISTENING.with(Cell::get) {
+    if listening() {
         record_tap(name, tensor);
     }
 }
 // book:end
+
+/// [`tap`] with a name built by [`format!`]: `pita::tap!("layers.{i}.attn", &x)`. The name is
+/// formatted, and the tensor expression evaluated, only when a recorder listens on this thread
+/// ([`listening`]), so a tap costs one thread-local read otherwise, name included.
+///
+/// To keep pita out of a port's normal build, make it an optional dependency and tap through a
+/// macro of the port's own that expands to nothing without it:
+///
+/// ```rust
+/// // In the port's Cargo.toml:
+/// //   [dependencies]
+/// //   pita = { path = "…", optional = true }
+/// //   [features]
+/// //   record = ["dep:pita"]
+/// #[cfg(feature = "record")]
+/// macro_rules! tap {
+///     ($($tap:tt)*) => { pita::tap!($($tap)*) };
+/// }
+/// #[cfg(not(feature = "record"))]
+/// macro_rules! tap {
+///     ($($tap:tt)*) => {};
+/// }
+///
+/// # macro_rules! tap_recorded { ($($tap:tt)*) => { pita::tap!($($tap)*) }; }
+/// fn forward(x: burn::tensor::Tensor<2>, i: usize) -> burn::tensor::Tensor<2> {
+///     tap!("layers.{i}.attn", &x); // nothing without the feature `record`
+///     # tap_recorded!("layers.{i}.attn", &x); // what it expands to with it
+///     x
+/// }
+/// # let x = burn::tensor::Tensor::<2>::ones([1, 2], &burn::tensor::Device::flex());
+/// # let mut recorder = pita::record::Recorder::new();
+/// # { let _listening = recorder.listen(); forward(x, 3); }
+/// # assert_eq!(recorder.execution_order(), ["act/layers.3.attn"]);
+/// ```
+#[macro_export]
+macro_rules! tap {
+    ($name:literal, $tensor:expr $(,)?) => {
+        if $crate::record::listening() {
+            $crate::record::tap(&::std::format!($name), $tensor);
+        }
+    };
+}
 
 #[cold]
 #[inline(never)]
@@ -231,36 +311,59 @@ fn record_tap<const D: usize>(name: &str, tensor: &Tensor<D>) {
         if let Some(session) = session.borrow_mut().as_mut() {
             let calls = session.calls.entry(name.to_string()).or_insert(0);
             *calls += 1;
-            session.taps.push(Entry::new(act_name(name, *calls), tensor.clone().detach()));
+            let name = act_name(&format!("{}{name}", session.prefix), *calls);
+            session.taps.push(Entry::new(name, tensor.clone().detach()));
         }
     });
 }
 
 /// Records one training run into a [`Dump`] following docs/recording.md: [`params`](Self::params),
 /// the activations [`tap`]ped while [`listen`](Self::listen)'s guard lives,
-/// [`loss`](Self::loss), `grads` (feature `autodiff`), [`step`](Self::step), then
-/// [`into_dump`](Self::into_dump). See the [module documentation](self) for an example and the
-/// names.
+/// [`loss`](Self::loss), `grads` (feature `autodiff`), [`optimizer`](Self::optimizer),
+/// [`step`](Self::step), then [`into_dump`](Self::into_dump). See the [module
+/// documentation](self) for an example and the names.
 ///
 /// Every tensor keeps its dtype. The recorder holds the tensors (handles, not copies; burn
 /// tensors are immutable, so a later step does not change them) and reads them from their
 /// device once, in [`into_dump`](Self::into_dump).
-#[derive(Default)]
 #[must_use = "a recorder records nothing until its methods are called and `into_dump` writes it"]
 pub struct Recorder {
-    torch_names: bool,
+    naming: Names,
     entries: Vec<Entry>,
-    names: HashSet<String>,
+    recorded: HashSet<String>,
     acts: Vec<String>,
     no_grad: Vec<String>,
+    buffers: Vec<String>,
+    optimizer: Option<String>,
     listened: bool,
     steps: BTreeSet<usize>,
+    /// This thread's count of replayed masks when the recorder was made.
+    masks_before: usize,
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Recorder {
+            naming: Names::default(),
+            entries: Vec::new(),
+            recorded: HashSet::new(),
+            acts: Vec::new(),
+            no_grad: Vec::new(),
+            buffers: Vec::new(),
+            optimizer: None,
+            listened: false,
+            steps: BTreeSet::new(),
+            masks_before: crate::replay::replayed_masks(),
+        }
+    }
 }
 
 impl fmt::Debug for Recorder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Recorder")
-            .field("torch_names", &self.torch_names)
+            .field("torch_names", &self.naming.torch)
+            .field("norm_first", &self.naming.norm_first)
+            .field("prefix", &self.naming.prefix)
             .field("names", &self.names().collect::<Vec<_>>())
             .field("steps", &self.steps)
             .finish()
@@ -273,30 +376,92 @@ impl Recorder {
         Self::default()
     }
 
-    /// With `true`, parameters and gradients are recorded under PyTorch's names and in its
-    /// layouts, as burn-store's PyTorch adapter writes them (the [module documentation](self)
-    /// lists what is mapped and what is not); with `false` (the default), as burn has them.
-    /// Set it before recording: it applies to the calls that follow.
+    /// With `true`, tensors are recorded under PyTorch's names and in its layouts (the [module
+    /// documentation](self) lists what is mapped and what is not); with `false` (the default),
+    /// as burn has them. Set it before recording: it applies to the calls that follow.
     pub fn torch_names(mut self, torch_names: bool) -> Self {
-        self.torch_names = torch_names;
+        self.naming.torch = torch_names;
+        self
+    }
+
+    /// With `true`, the model's `TransformerEncoderLayer`s are pre-norm
+    /// (`TransformerEncoderConfig::with_norm_first(true)`): burn applies `norm_2` before the
+    /// attention, where PyTorch's pre-norm layer applies `norm1`, so with
+    /// [`torch_names`](Self::torch_names) burn's `norm_2` is recorded as `norm1` and `norm_1` as
+    /// `norm2` (as `pita::tapped` names their outputs). The default, `false`, is the post-norm
+    /// layer's mapping (`norm_1` → `norm1`). The module traversal cannot see `norm_first`,
+    /// hence this setting; it applies to every encoder layer of the model.
+    pub fn norm_first(mut self, norm_first: bool) -> Self {
+        self.naming.norm_first = norm_first;
+        self
+    }
+
+    /// PyTorch's names, as [`torch_names(true)`](Self::torch_names), and for each tensor loaded
+    /// from PyTorch's weights, the very name it was loaded from: the port's loading renames are
+    /// turned around. `pytorch_names` are the names the load read (the keys of the weights file:
+    /// [`safetensors_names`]); `renames` are the (regex, replacement) pairs the port gave
+    /// burn-store's `KeyRemapper` (`SafetensorsStore::with_key_remapping`), applied in order to
+    /// each name as burn-store applies them, which gives the burn path it was loaded into. A
+    /// burn path no name reaches keeps its PyTorch name and layout as `torch_names(true)` writes
+    /// it; taps are named by the port and not renamed. Set it before recording.
+    ///
+    /// Fails if a pattern is not a regular expression, or if two names become the same burn path.
+    pub fn torch_names_from<I>(self, pytorch_names: I, renames: &[(&str, &str)]) -> Result<Self, Error>
+    where
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        let renames = Renames::compile(renames)?;
+        self.with_renames(pytorch_names, &renames)
+    }
+
+    /// [`torch_names_from`](Self::torch_names_from) with the `KeyRemapper` the port loaded
+    /// PyTorch's weights with (feature `store`). Fails if two names become the same burn path.
+    #[cfg(feature = "store")]
+    pub fn torch_names_from_remapper<I>(self, pytorch_names: I, remapper: &burn::store::KeyRemapper) -> Result<Self, Error>
+    where
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        self.with_renames(pytorch_names, &remapper.patterns)
+    }
+
+    fn with_renames<I>(mut self, pytorch_names: I, renames: &[(regex::Regex, String)]) -> Result<Self, Error>
+    where
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        self.naming.renames = Renames::new(pytorch_names.into_iter().map(Into::into), renames)?;
+        self.naming.torch = true;
+        Ok(self)
+    }
+
+    /// Prepends `prefix` to the path of everything recorded from now on: parameters, taps,
+    /// gradients, steps, buffers (`prefix("bert.")` records `param/bert.embeddings.…` and
+    /// `act/bert.encoder`), for a PyTorch model that holds the ported one under an attribute.
+    /// It applies after every other naming, to names found by
+    /// [`torch_names_from`](Self::torch_names_from) as well.
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.naming.prefix = prefix.into();
         self
     }
 
     /// Records each float parameter of `model` as `param/<path>`, as loaded, before the first
     /// step. Fails if the recorder holds them already.
     ///
-    /// Cost: a traversal of the module and a handle per parameter; no device work.
+    /// Cost: a traversal of the module and a handle per parameter; no device work (a packed
+    /// tensor's concatenation is queued, as burn queues operations).
     pub fn params<M: Module>(&mut self, model: &M) -> Result<&mut Self, Error> {
-        let (entries, _) = self.collect(model, &param_name, Values);
-        self.add(entries)
+        let found = self.collect(model, &param_name, Values, Select::Parameters);
+        self.add(found.entries)
     }
 
     /// Records each float parameter of `model` as `init/<path>`: call it on the model as
     /// initialised, before the weights are loaded, so that `pita trace`'s load audit finds the
     /// parameters a load left at their initial values. Same cost as [`params`](Self::params).
     pub fn init_params<M: Module>(&mut self, model: &M) -> Result<&mut Self, Error> {
-        let (entries, _) = self.collect(model, &init_name, Values);
-        self.add(entries)
+        let found = self.collect(model, &init_name, Values, Select::Parameters);
+        self.add(found.entries)
     }
 
     /// Makes [`tap`] record into this recorder, on this thread, while the returned guard lives:
@@ -310,7 +475,8 @@ impl Recorder {
     pub fn listen(&mut self) -> Listening<'_> {
         let records = !self.listened;
         self.listened = true;
-        let outer = SESSION.with(|session| session.replace(records.then(Session::default)));
+        let session = records.then(|| Session { prefix: self.naming.prefix.clone(), ..Session::default() });
+        let outer = SESSION.with(|current| current.replace(session));
         let outer_listening = LISTENING.with(|listening| listening.replace(records));
         Listening { recorder: self, outer, outer_listening, _thread: PhantomData }
     }
@@ -335,35 +501,80 @@ impl Recorder {
     /// autodiff model whose forward computed the loss. Parameters without a gradient (frozen,
     /// or unused by the loss) are left out, as PyTorch leaves their `.grad` at `None`, and
     /// listed (by path) in the metadata key `no_grad`, a JSON list, as `pita.torch` does. With
-    /// [`torch_names`](Self::torch_names), a Linear weight's gradient is transposed as the
-    /// weight is.
+    /// [`torch_names`](Self::torch_names), a gradient has its parameter's name and layout (a
+    /// Linear weight's is transposed, a packed tensor's is packed).
     ///
     /// Fails if no parameter has a gradient in `grads` (not the model, or not on an autodiff
     /// device), or if the recorder holds gradients already.
     #[cfg(feature = "autodiff")]
     pub fn grads<M: Module>(&mut self, model: &M, grads: &Gradients) -> Result<&mut Self, Error> {
-        let (entries, no_grad) = self.collect(model, &grad_name, Grads(grads));
-        if entries.is_empty() && !no_grad.is_empty() {
+        let found = self.collect(model, &grad_name, visit::Grads(grads), Select::Parameters);
+        if found.entries.is_empty() && !found.unread.is_empty() {
             return Err(recording(
                 "grad/: no parameter of the model has a gradient in these Gradients (is it the autodiff model whose forward computed the loss?)",
             ));
         }
-        self.add(entries)?;
-        self.no_grad.extend(no_grad);
+        self.add(found.entries)?;
+        self.no_grad.extend(found.unread);
         Ok(self)
     }
 
     /// Records each float parameter of `model` after optimizer step `step` (1, 2, …) as
-    /// `step<step>/<path>`. Fails for a step 0 or beyond 999_999_999 (nine digits), or a step
-    /// recorded already.
+    /// `step<step>/<path>`, and each buffer (BatchNorm's `running_mean` and `running_var`) as
+    /// it stands after that step's forward, listing their paths in the metadata key `buffers`.
+    /// Fails for a step 0 or beyond 999_999_999 (nine digits), or a step recorded already.
+    ///
+    /// burn keeps the running statistics a forward computed pending on its thread until the next
+    /// forward reads them; reading the buffers settles them (`Module::valid`), which changes
+    /// nothing the next forward computes.
     pub fn step<M: Module>(&mut self, step: usize, model: &M) -> Result<&mut Self, Error> {
         check_step(&format!("step{step}"), step)?;
         if self.steps.contains(&step) {
             return Err(recording(format!("step{step} is recorded already")));
         }
-        let (entries, _) = self.collect(model, &|path| step_name(step, path), Values);
+        let name = |path: &str| step_name(step, path);
+        let Found { mut entries, buffers, .. } = self.collect(model, &name, Values, Select::Parameters);
+        let mut buffer_paths = Vec::new();
+        if buffers {
+            let settled = self.collect(&model.valid(), &name, Values, Select::Buffers).entries;
+            let prefix = name("");
+            buffer_paths.extend(settled.iter().map(|entry| entry.name[prefix.len()..].to_string()));
+            entries.extend(settled);
+        }
         self.add(entries)?;
+        for path in buffer_paths {
+            if !self.buffers.contains(&path) {
+                self.buffers.push(path);
+            }
+        }
         self.steps.insert(step);
+        Ok(self)
+    }
+
+    /// Records the optimizer's settings as the metadata key `optimizer`, which `pita trace`
+    /// compares with PyTorch's `param_groups` before any tensor: `{"framework": "burn", "name":
+    /// <the config's type, AdamWConfig>, "lr": lr, "config": <the config as JSON>}`. `config` is
+    /// the optimizer's config as passed to `init` (`AdamWConfig`, `AdamConfig`, `SgdConfig`, or
+    /// any [`Config`]); `lr` the learning rate of the first step. A float field is written as
+    /// the shortest decimal of its own precision (an `f32` epsilon 1e-5 is `1e-5`, not the
+    /// `f64` nearest to the `f32`).
+    ///
+    /// Fails for a learning rate that is not finite, or if the recorder holds the settings already.
+    pub fn optimizer<C: Config>(&mut self, lr: f64, config: &C) -> Result<&mut Self, Error> {
+        if self.optimizer.is_some() {
+            return Err(recording("optimizer is recorded already"));
+        }
+        if !lr.is_finite() {
+            return Err(recording(format!("optimizer: the learning rate {lr} is not a number JSON can hold")));
+        }
+        let serialize = |e: serde_json::Error| Error::Serialize { message: e.to_string() };
+        // Through the text: serde_json writes an f32 at its own shortest decimal.
+        let config: serde_json::Value = serde_json::from_str(&serde_json::to_string(config).map_err(serialize)?).map_err(serialize)?;
+        let type_name = std::any::type_name::<C>();
+        let type_name = type_name.split('<').next().unwrap_or(type_name);
+        let name = type_name.rsplit("::").next().unwrap_or(type_name);
+        let settings = serde_json::json!({"framework": "burn", "name": name, "lr": lr, "config": config});
+        self.optimizer = Some(settings.to_string());
         Ok(self)
     }
 
@@ -382,8 +593,11 @@ impl Recorder {
     /// first one names the backend unless the builder did), and the metadata `recording`
     /// ([`RECORDING`]), `execution_order` (a JSON list of the `act/…` names in tap order),
     /// `steps` (the number of steps recorded), `dtype` (`float32`, `float64`, …: the first
-    /// parameter's, else the first float tensor's) and, when `grads` (feature `autodiff`) found
-    /// a parameter without a gradient, `no_grad`.
+    /// parameter's, else the first float tensor's) and, when there is something to say:
+    /// `no_grad` (the parameters `grads` found no gradient for), `buffers` (a JSON list of the
+    /// buffer paths recorded after each step), `optimizer` ([`optimizer`](Self::optimizer)),
+    /// `masks_replayed` (how many dropout masks [`replay::dropout`](crate::replay::dropout) took
+    /// from a reference recording on this thread since the recorder was made).
     ///
     /// Cost: reads every tensor from its device (a sync and an O(n) copy each).
     ///
@@ -396,7 +610,7 @@ impl Recorder {
             return Err(Error::ReservedKey { key: key.to_string(), hint: "Recorder::into_dump sets it" });
         }
         let dtype = self.dtype();
-        let Recorder { entries, acts, no_grad, steps, .. } = self;
+        let Recorder { entries, acts, no_grad, buffers, optimizer, steps, masks_before, .. } = self;
         for entry in entries {
             (entry.write)(&mut dump)?;
         }
@@ -408,6 +622,16 @@ impl Recorder {
         if !no_grad.is_empty() {
             dump.set_metadata("no_grad", json(&no_grad)?)?;
         }
+        if !buffers.is_empty() {
+            dump.set_metadata("buffers", json(&buffers)?)?;
+        }
+        if let Some(optimizer) = optimizer {
+            dump.set_metadata("optimizer", optimizer)?;
+        }
+        let masks_replayed = crate::replay::replayed_masks().saturating_sub(masks_before);
+        if masks_replayed > 0 {
+            dump.set_metadata("masks_replayed", masks_replayed)?;
+        }
         Ok(dump)
     }
 
@@ -417,22 +641,21 @@ impl Recorder {
         first.or_else(|| self.entries.iter().find(float)).map(|entry| dtype_name(entry.dtype))
     }
 
-    /// The entries of `model`'s float parameters, named by `name` from their paths, and the
-    /// paths of those `read` found nothing for.
-    fn collect<M: Module, R: Read>(&self, model: &M, name: &dyn Fn(&str) -> String, read: R) -> (Vec<Entry>, Vec<String>) {
-        let (path, containers, entries, unread) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let mut visit = Visit { torch: self.torch_names, name, read, path, containers, entries, unread };
+    /// The entries of `model`'s float tensors of kind `select`, named by `name` from their
+    /// paths, the paths of those `read` found nothing for, and whether the model has buffers.
+    fn collect<M: Module, R: Read>(&self, model: &M, name: &dyn Fn(&str) -> String, read: R, select: Select) -> Found {
+        let mut visit = Visit::new(&self.naming, name, read, select);
         model.visit(&mut visit);
-        (visit.entries, visit.unread)
+        visit.finish()
     }
 
     /// Adds all of `entries` or, if one of their names is recorded already, none.
     fn add(&mut self, entries: Vec<Entry>) -> Result<&mut Self, Error> {
         let mut seen = HashSet::new();
-        if let Some(entry) = entries.iter().find(|entry| self.names.contains(&entry.name) || !seen.insert(entry.name.as_str())) {
+        if let Some(entry) = entries.iter().find(|entry| self.recorded.contains(&entry.name) || !seen.insert(entry.name.as_str())) {
             return Err(recording(format!("{} is recorded already", entry.name)));
         }
-        self.names.extend(entries.iter().map(|entry| entry.name.clone()));
+        self.recorded.extend(entries.iter().map(|entry| entry.name.clone()));
         self.entries.extend(entries);
         Ok(self)
     }
@@ -479,545 +702,15 @@ impl Drop for Listening<'_> {
             let recorder = &mut *self.recorder;
             for entry in session.taps {
                 recorder.acts.push(entry.name.clone());
-                recorder.names.insert(entry.name.clone());
+                recorder.recorded.insert(entry.name.clone());
                 recorder.entries.push(entry);
             }
         }
     }
 }
 
-/// How a traversal reads a parameter: its value, or its gradient.
-trait Read {
-    fn read<const D: usize>(&self, param: &Param<Tensor<D>>) -> Option<Tensor<D>>;
-}
-
-struct Values;
-
-impl Read for Values {
-    fn read<const D: usize>(&self, param: &Param<Tensor<D>>) -> Option<Tensor<D>> {
-        Some(param.val().detach())
-    }
-}
-
-#[cfg(feature = "autodiff")]
-struct Grads<'g>(&'g Gradients);
-
-#[cfg(feature = "autodiff")]
-impl Read for Grads<'_> {
-    fn read<const D: usize>(&self, param: &Param<Tensor<D>>) -> Option<Tensor<D>> {
-        // A parameter never initialised took no part in the forward; one that does not require
-        // a gradient has none (and burn-optim checks the same before asking).
-        if !param.is_initialized() || !param.is_require_grad() {
-            return None;
-        }
-        param.val().grad(self.0)
-    }
-}
-
-/// burn's module traversal, keeping the path and the container types (`Struct:Linear`, `Vec`,
-/// …) the way burn-store's collector does, and naming each float parameter.
-struct Visit<'p, R> {
-    torch: bool,
-    name: &'p dyn Fn(&str) -> String,
-    read: R,
-    path: Vec<String>,
-    containers: Vec<String>,
-    entries: Vec<Entry>,
-    unread: Vec<String>,
-}
-
-impl<R> Visit<'_, R> {
-    fn in_path(&self, container_type: &str) -> bool {
-        !(self.torch && container_type.starts_with("Enum:"))
-    }
-}
-
-impl<R: Read> ModuleVisitor for Visit<'_, R> {
-    fn enter_module(&mut self, name: &str, container_type: &str) {
-        self.containers.push(container_type.to_string());
-        if self.in_path(container_type) {
-            self.path.push(name.to_string());
-        }
-    }
-
-    fn exit_module(&mut self, _name: &str, container_type: &str) {
-        self.containers.pop();
-        if self.in_path(container_type) {
-            self.path.pop();
-        }
-    }
-
-    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
-        let (field, parents) = match self.path.split_last() {
-            Some((field, parents)) => (field.as_str(), parents),
-            None => ("", &[][..]),
-        };
-        // The innermost user-defined module holding the parameter, past Vec and array wrappers.
-        let module = self.containers.iter().rev().find(|c| c.starts_with("Struct:") || c.starts_with("Enum:")).map(String::as_str);
-        let mut leaf = field;
-        let mut transpose = false;
-        if self.torch {
-            match (module, field) {
-                (Some(BATCH_NORM), "running_mean" | "running_var") => return,
-                (Some(LINEAR), "weight") if D == 2 => transpose = true,
-                (Some(norm), "gamma") if NORMS.contains(&norm) => leaf = "weight",
-                (Some(norm), "beta") if NORMS.contains(&norm) => leaf = "bias",
-                _ => {}
-            }
-        }
-        let mut path = String::new();
-        for part in parents {
-            path.push_str(part);
-            path.push('.');
-        }
-        path.push_str(leaf);
-        match self.read.read(param) {
-            Some(tensor) => {
-                let tensor = if transpose { tensor.transpose() } else { tensor };
-                self.entries.push(Entry::new((self.name)(&path), tensor));
-            }
-            None => self.unread.push(path),
-        }
-    }
-}
+#[cfg(test)]
+mod tests;
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use burn::module::Module;
-    use burn::nn::{BatchNorm, BatchNormConfig, LayerNorm, LayerNormConfig, Linear, LinearConfig};
-    use burn::tensor::{Device, TensorData};
-
-    #[derive(Module, Debug)]
-    struct Net {
-        fc1: Linear,
-        norm: LayerNorm,
-        layers: Vec<Linear>,
-    }
-
-    impl Net {
-        fn new(device: &Device) -> Self {
-            Net {
-                fc1: LinearConfig::new(3, 4).init(device),
-                norm: LayerNormConfig::new(4).init(device),
-                layers: vec![LinearConfig::new(4, 4).init(device), LinearConfig::new(4, 2).init(device)],
-            }
-        }
-
-        fn forward(&self, x: Tensor<2>) -> Tensor<2> {
-            let x = self.fc1.forward(x);
-            tap("fc1", &x);
-            let mut x = self.norm.forward(x);
-            tap("norm", &x);
-            for (i, layer) in self.layers.iter().enumerate() {
-                x = layer.forward(x);
-                tap(&format!("layers.{i}"), &x);
-            }
-            x
-        }
-    }
-
-    fn device() -> Device {
-        Device::flex().autodiff()
-    }
-
-    fn inputs(device: &Device) -> Tensor<2> {
-        Tensor::<2>::from_floats([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], device)
-    }
-
-    fn values<const D: usize>(tensor: Tensor<D>) -> Vec<f32> {
-        tensor.into_data().try_to_vec::<f32>().unwrap()
-    }
-
-    fn dumped(dump: &Dump, name: &str) -> (Vec<usize>, Vec<f32>) {
-        let tensor = dump.get(name).unwrap_or_else(|| panic!("no {name}"));
-        let floats = tensor.bytes().chunks(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
-        (tensor.shape().to_vec(), floats)
-    }
-
-    fn dump_of(recorder: Recorder) -> Dump {
-        recorder.into_dump(Dump::builder().variant("record")).unwrap()
-    }
-
-    #[test]
-    fn params_have_torch_names_and_layouts() {
-        let model = Net::new(&device());
-        let mut recorder = Recorder::new().torch_names(true);
-        recorder.params(&model).unwrap();
-        let names: Vec<&str> = recorder.names().collect();
-        assert_eq!(
-            names,
-            [
-                "param/fc1.weight",
-                "param/fc1.bias",
-                "param/norm.weight",
-                "param/norm.bias",
-                "param/layers.0.weight",
-                "param/layers.0.bias",
-                "param/layers.1.weight",
-                "param/layers.1.bias"
-            ]
-        );
-        let dump = dump_of(recorder);
-        let (shape, weight) = dumped(&dump, "param/fc1.weight");
-        assert_eq!(shape, [4, 3]);
-        assert_eq!(weight, values(model.fc1.weight.val().transpose()));
-        assert_eq!(dumped(&dump, "param/layers.1.weight").0, [2, 4]);
-        assert_eq!(dumped(&dump, "param/norm.weight").1, values(model.norm.gamma.val()));
-        assert_eq!(dump.metadata()["backend"], "Autodiff<Flex>");
-        assert_eq!(dump.metadata()["dtype"], "float32");
-    }
-
-    #[test]
-    fn params_keep_burn_names_by_default() {
-        let model = Net::new(&device());
-        let mut recorder = Recorder::new();
-        recorder.params(&model).unwrap().init_params(&model).unwrap();
-        {
-            let _listening = recorder.listen();
-            model.forward(inputs(&device()));
-        }
-        assert_eq!(recorder.execution_order(), ["act/fc1", "act/norm", "act/layers.0", "act/layers.1"]);
-        let dump = dump_of(recorder);
-        assert_eq!(dumped(&dump, "param/fc1.weight").0, [3, 4]);
-        assert_eq!(dumped(&dump, "param/fc1.weight").1, values(model.fc1.weight.val()));
-        assert!(dump.get("param/norm.gamma").is_some() && dump.get("param/norm.beta").is_some());
-        assert!(dump.get("init/layers.0.bias").is_some());
-    }
-
-    #[derive(Module, Debug)]
-    enum Head {
-        Dense(Linear),
-    }
-
-    #[derive(Module, Debug)]
-    struct Conv {
-        bn: BatchNorm,
-        head: Head,
-    }
-
-    #[test]
-    fn torch_names_leave_out_buffers_and_enum_variants() {
-        let device = device();
-        let model = Conv { bn: BatchNormConfig::new(2).init(&device), head: Head::Dense(LinearConfig::new(2, 3).init(&device)) };
-        let mut torch = Recorder::new().torch_names(true);
-        torch.params(&model).unwrap();
-        let names: Vec<&str> = torch.names().collect();
-        assert_eq!(names, ["param/bn.weight", "param/bn.bias", "param/head.weight", "param/head.bias"]);
-        let mut burn = Recorder::new();
-        burn.params(&model).unwrap();
-        let names: Vec<&str> = burn.names().collect();
-        let want = ["gamma", "beta", "running_mean", "running_var"].map(|n| format!("param/bn.{n}"));
-        assert_eq!(names[..4], want);
-        assert_eq!(names[4..], ["param/head.Dense.weight", "param/head.Dense.bias"]);
-    }
-
-    #[test]
-    fn float64_parameters_name_the_dtype() {
-        #[derive(Module, Debug)]
-        struct One {
-            w: Param<Tensor<1>>,
-        }
-        let w = Tensor::<1>::from_data(TensorData::new(vec![0.1f64, 0.2], [2]), (&device(), DType::F64));
-        let mut recorder = Recorder::new();
-        recorder.params(&One { w: Param::from_tensor(w) }).unwrap();
-        let dump = dump_of(recorder);
-        assert_eq!((dump.metadata()["dtype"].as_str(), dump.get("param/w").unwrap().dtype()), ("float64", "F64"));
-    }
-
-    /// One whole step: taps in execution order, the loss, the gradients (transposed like their
-    /// weights), a step of burn's SGD, and the metadata.
-    #[cfg(feature = "autodiff")]
-    #[test]
-    fn records_a_training_step() {
-        use burn::optim::{GradientsParams, SgdConfig};
-        let device = device();
-        let mut model = Net::new(&device);
-        let mut recorder = Recorder::new().torch_names(true);
-        recorder.params(&model).unwrap();
-        let loss = {
-            let _listening = recorder.listen();
-            model.forward(inputs(&device)).powi_scalar(2).mean()
-        };
-        recorder.loss(1, &loss).unwrap();
-        let grads = loss.backward();
-        recorder.grads(&model, &grads).unwrap();
-        let fc1_grad = model.fc1.weight.val().grad(&grads).unwrap();
-        let before = values(model.fc1.weight.val());
-        let fc1_out = values(model.fc1.forward(inputs(&device)));
-        let mut optimizer = SgdConfig::new().init();
-        let grads = GradientsParams::from_grads(grads, &model);
-        model = optimizer.step(0.5, model, grads);
-        recorder.step(1, &model).unwrap();
-        assert_eq!(recorder.execution_order(), ["act/fc1", "act/norm", "act/layers.0", "act/layers.1"]);
-
-        let dump = dump_of(recorder);
-        let meta = dump.metadata();
-        assert_eq!(meta["recording"], RECORDING);
-        assert_eq!(meta["execution_order"], r#"["act/fc1","act/norm","act/layers.0","act/layers.1"]"#);
-        assert_eq!((meta["steps"].as_str(), meta["dtype"].as_str()), ("1", "float32"));
-        assert_eq!(dumped(&dump, "loss/1").0, [1]);
-        assert_eq!(dumped(&dump, "act/layers.1").0, [2, 2]);
-        assert_eq!(dumped(&dump, "act/fc1").1, fc1_out);
-        let (shape, grad) = dumped(&dump, "grad/fc1.weight");
-        assert_eq!(shape, [4, 3]);
-        assert_eq!(grad, values(fc1_grad.transpose()));
-        for name in ["grad/fc1.bias", "grad/norm.weight", "grad/norm.bias", "grad/layers.0.weight", "grad/layers.1.bias"] {
-            assert!(dump.get(name).is_some(), "no {name}");
-        }
-        // The recorded parameters are those before the step; step1 those after it.
-        let (_, param) = dumped(&dump, "param/fc1.weight");
-        let (_, stepped) = dumped(&dump, "step1/fc1.weight");
-        assert_eq!(param, values(Tensor::<2>::from_data(TensorData::new(before, [3, 4]), &Device::flex()).transpose()));
-        assert_eq!(stepped, values(model.fc1.weight.val().transpose()));
-        assert_ne!(param, stepped);
-    }
-
-    #[test]
-    fn repeated_taps_are_numbered_in_order() {
-        let device = device();
-        let x = Tensor::<1>::from_floats([1.0, 2.0], &device);
-        let mut recorder = Recorder::new();
-        {
-            let _listening = recorder.listen();
-            tap("block", &x);
-            tap("head", &(x.clone() * 2.0));
-            tap("block", &(x.clone() + 1.0));
-            tap("block", &x);
-        }
-        assert_eq!(recorder.execution_order(), ["act/block", "act/head", "act/block#2", "act/block#3"]);
-        let dump = dump_of(recorder);
-        assert_eq!(dumped(&dump, "act/block#2").1, [2.0, 3.0]);
-        assert_eq!(dumped(&dump, "act/head").1, [2.0, 4.0]);
-    }
-
-    #[test]
-    fn taps_record_only_while_the_first_guard_lives() {
-        let x = Tensor::<1>::from_floats([1.0], &device());
-        let mut recorder = Recorder::new();
-        tap("before", &x); // nobody listens: a no-op
-        {
-            let _listening = recorder.listen();
-            tap("during", &x);
-        }
-        tap("after", &x); // the guard was dropped
-        {
-            let _again = recorder.listen(); // a second listen records nothing
-            tap("second", &x);
-        }
-        assert_eq!(recorder.execution_order(), ["act/during"]);
-        assert!(!LISTENING.with(Cell::get));
-        assert_eq!(dump_of(recorder).len(), 1);
-    }
-
-    #[test]
-    fn guards_nest() {
-        let x = Tensor::<1>::from_floats([1.0], &device());
-        let (mut outer, mut inner) = (Recorder::new(), Recorder::new());
-        {
-            let _outer = outer.listen();
-            tap("a", &x);
-            {
-                let _inner = inner.listen();
-                tap("b", &x);
-            }
-            tap("c", &x);
-        }
-        assert_eq!(outer.execution_order(), ["act/a", "act/c"]);
-        assert_eq!(inner.execution_order(), ["act/b"]);
-    }
-
-    #[test]
-    fn refuses_what_breaks_the_convention() {
-        let device = device();
-        let model = Net::new(&device);
-        let mut recorder = Recorder::new();
-        recorder.params(&model).unwrap();
-        assert!(matches!(recorder.params(&model), Err(Error::Recording { .. })));
-        let loss = Tensor::<1>::from_floats([1.0, 2.0], &device);
-        let error = recorder.loss(1, &loss).unwrap_err();
-        assert_eq!(error.to_string(), "loss/1: a loss is one value, shape [1]; this one has shape [2] (reduce it first)");
-        assert!(recorder.loss(0, &loss.clone().sum()).is_err());
-        recorder.loss(1, &loss.clone().sum()).unwrap();
-        assert!(recorder.loss(1, &loss.sum()).is_err());
-        assert!(recorder.step(0, &model).is_err());
-        recorder.step(1, &model).unwrap();
-        assert!(recorder.step(1, &model).is_err_and(|e| e.to_string() == "step1 is recorded already"));
-        let taken = recorder.into_dump(Dump::builder().variant("v").metadata("steps", 3));
-        assert!(matches!(taken, Err(Error::ReservedKey { ref key, .. }) if key == "steps"));
-    }
-
-    #[cfg(feature = "autodiff")]
-    #[test]
-    fn grads_of_another_model_are_refused() {
-        let device = device();
-        let (model, other) = (Net::new(&device), Net::new(&device));
-        let grads = model.forward(inputs(&device)).sum().backward();
-        let mut recorder = Recorder::new();
-        assert!(matches!(recorder.grads(&other, &grads), Err(Error::Recording { .. })));
-        recorder.grads(&model, &grads).unwrap();
-        assert!(recorder.grads(&model, &grads).is_err(), "gradients recorded twice");
-    }
-
-    #[cfg(feature = "autodiff")]
-    #[test]
-    fn parameters_without_a_gradient_are_listed() {
-        #[derive(Module, Debug)]
-        struct Partly {
-            used: Linear,
-            idle: Linear,
-        }
-        let device = device();
-        let model = Partly { used: LinearConfig::new(3, 2).init(&device), idle: LinearConfig::new(2, 2).init(&device) };
-        let mut recorder = Recorder::new().torch_names(true);
-        recorder.params(&model).unwrap();
-        let grads = model.used.forward(inputs(&device)).sum().backward();
-        recorder.grads(&model, &grads).unwrap();
-        let dump = dump_of(recorder);
-        assert!(dump.get("grad/used.weight").is_some() && dump.get("grad/idle.weight").is_none());
-        assert_eq!(dump.metadata()["no_grad"], r#"["idle.weight","idle.bias"]"#);
-        assert_eq!(dump.metadata()["steps"], "0");
-    }
-
-    /// The names, shapes and values are those burn-store's collector writes: as burn has them,
-    /// and through `BurnToPyTorchAdapter` (less BatchNorm's running statistics).
-    #[cfg(feature = "store")]
-    #[test]
-    fn matches_burn_stores_pytorch_adapter() {
-        use burn::store::{BurnToPyTorchAdapter, ModuleSnapshot};
-        #[derive(Module, Debug)]
-        struct Both {
-            net: Net,
-            conv: Conv,
-        }
-        let device = device();
-        let model = Both {
-            net: Net::new(&device),
-            conv: Conv { bn: BatchNormConfig::new(2).init(&device), head: Head::Dense(LinearConfig::new(2, 3).init(&device)) },
-        };
-        for torch in [false, true] {
-            let adapter: Option<Box<dyn burn::store::ModuleAdapter>> = torch.then(|| Box::new(BurnToPyTorchAdapter) as _);
-            let stored = model.collect(None, adapter, torch);
-            let mut recorder = Recorder::new().torch_names(torch);
-            recorder.params(&model).unwrap();
-            let dump = dump_of(recorder);
-            let mut compared = 0;
-            for tensor in stored {
-                let name = format!("param/{}", tensor.name);
-                if torch && tensor.name.contains(".running_") {
-                    assert!(dump.get(&name).is_none(), "{name}");
-                    continue;
-                }
-                let ours = dump.get(&name).unwrap_or_else(|| panic!("torch {torch}: no {name}"));
-                assert_eq!(ours.shape(), tensor.shape.to_vec(), "{name}");
-                assert_eq!(ours.bytes(), &tensor.to_bytes().unwrap()[..], "{name}");
-                compared += 1;
-            }
-            assert_eq!(compared, dump.len(), "torch {torch}");
-        }
-    }
-}
-
-/// The convention as data, tests/data/recording-convention.json in the pita repository, which
-/// `pita/recording.py`'s tests read too: the names this recorder builds and the keys it refuses.
-#[cfg(test)]
-mod convention {
-    use super::*;
-    use burn::nn::LinearConfig;
-    use burn::tensor::Device;
-    use serde_json::Value;
-    use std::path::Path;
-
-    /// The fixture; None only in a packaged crate, which holds nothing outside the crate.
-    fn fixture() -> Option<Value> {
-        let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let path = crate_dir.join("../../tests/data/recording-convention.json");
-        match std::fs::read_to_string(&path) {
-            Ok(text) => Some(serde_json::from_str(&text).expect("the fixture is JSON")),
-            Err(_) if crate_dir.join("Cargo.toml.orig").exists() => None,
-            Err(error) => panic!("{}: {error}", path.display()),
-        }
-    }
-
-    fn strings(value: &Value) -> Vec<&str> {
-        value.as_array().expect("a list").iter().map(|v| v.as_str().expect("a string")).collect()
-    }
-
-    /// A builder call of the fixture, `["step_name", 1, "fc.weight"]`: its name and arguments.
-    struct Call<'a>(&'a [Value]);
-
-    impl Call<'_> {
-        fn builder(&self) -> &str {
-            self.0[0].as_str().expect("a builder's name")
-        }
-        fn text(&self, i: usize) -> &str {
-            self.0[i].as_str().expect("a string argument")
-        }
-        fn number(&self, i: usize) -> usize {
-            self.0[i].as_u64().expect("a number argument") as usize
-        }
-    }
-
-    #[test]
-    fn builds_the_names_of_the_convention() {
-        let Some(convention) = fixture() else { return };
-        assert_eq!(convention["recording"], RECORDING);
-        assert_eq!(convention["max_number"], MAX_STEP);
-        let mut built = 0;
-        for example in convention["names"].as_array().expect("names") {
-            let Some(build) = example.get("build") else { continue };
-            let call = Call(build.as_array().expect("a builder call"));
-            let name = match call.builder() {
-                "param_name" => param_name(call.text(1)),
-                "init_name" => init_name(call.text(1)),
-                "grad_name" => grad_name(call.text(1)),
-                "act_name" => act_name(call.text(1), call.number(2)),
-                "loss_name" => loss_name(call.number(1)),
-                "step_name" => step_name(call.number(1), call.text(2)),
-                "mask_name" => mask_name(call.number(1), call.text(2), call.number(3)),
-                "optim_name" => continue, // burn's recorder records no optimizer state
-                other => panic!("a builder the recorder lacks: {other}"),
-            };
-            assert_eq!(name, example["name"].as_str().expect("a name"));
-            built += 1;
-        }
-        assert!(built >= 10, "{built} names built");
-    }
-
-    #[test]
-    fn refuses_the_step_numbers_the_convention_cannot_hold() {
-        let Some(convention) = fixture() else { return };
-        let device = Device::flex();
-        let model = LinearConfig::new(1, 1).init(&device);
-        let loss = Tensor::<1>::from_floats([0.5], &device);
-        let mut refused = 0;
-        for call in convention["refused"].as_array().expect("refused calls") {
-            let call = Call(call.as_array().expect("a builder call"));
-            let mut recorder = Recorder::new();
-            let result = match call.builder() {
-                "loss_name" => recorder.loss(call.number(1), &loss).map(|_| ()),
-                "step_name" => recorder.step(call.number(1), &model).map(|_| ()),
-                _ => continue, // taps number their calls; no optimizer state
-            };
-            assert!(matches!(result, Err(Error::Recording { .. })), "{:?}", call.0);
-            refused += 1;
-        }
-        assert!(refused >= 4, "{refused} refusals checked");
-        Recorder::new().loss(MAX_STEP, &loss).unwrap().step(MAX_STEP, &model).unwrap();
-    }
-
-    #[test]
-    fn refuses_the_reserved_metadata_keys() {
-        let Some(convention) = fixture() else { return };
-        let metadata = &convention["metadata"];
-        assert_eq!(strings(&metadata["recorder"]), RECORDING_KEYS);
-        for key in strings(&metadata["recorder"]).into_iter().chain(strings(&metadata["provenance"])) {
-            let taken = Recorder::new().into_dump(Dump::builder().metadata(key, "x"));
-            assert!(matches!(taken, Err(Error::ReservedKey { key: ref refused, .. }) if refused == key), "{key}");
-        }
-        for key in strings(&metadata["user"]) {
-            let dump = Recorder::new().into_dump(Dump::builder().metadata(key, "x")).unwrap();
-            assert_eq!(dump.metadata()[key], "x");
-        }
-    }
-}
+mod convention;

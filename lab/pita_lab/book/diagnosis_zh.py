@@ -25,7 +25,9 @@ DIAGNOSIS_ZH = {
 
 检测什么
     一个不为 1 的倍数 `k`，使 `candidate ≈ k × reference` 逐元素成立，除以 `k` 之后剩下的误差
-    远小于原来的误差。
+    远小于原来的误差，而且至少由两个非零元素得出：任意两个数都互为倍数，所以单个元素（比如 loss）
+    只有在 `k` 等于 dump 里记下的 batch 大小（或它的倒数）时才算 scale，这个倍数是测量之前就
+    说得出的，而且另一个张量也得显示同样的倍数。
 
 移植中为什么会出现
     PyTorch 取平均的 loss 在移植里求了和：burn 的 `backward()` 用全 1 作根节点的种子，逐样本的
@@ -39,6 +41,34 @@ DIAGNOSIS_ZH = {
 怎么改
     找到倍数从哪里进来。倍数等于 batch 大小时，在 `backward()` 之前用 `.mean()` 归约 loss
     （pita 的 `backward_scalar` 拒绝没有归约的 loss）。
+""",
+    "slice_scale": """slice_scale：候选的每个切片都是参考的对应切片乘以它自己的倍数。
+
+检测什么
+    一组轴，倍数沿它们不变（`constant_along`），而跨过它们的每个切片（其余轴的一个下标：最后
+    一个轴上的一行，也就是 `[batch, seq, hidden]` 激活里的一个 token；`[N, C, H, W]` 激活里的
+    一个通道）满足 `candidate ≈ s × reference`，`s` 是这个切片自己的倍数，用最小二乘拟合。每个
+    切片里剩下的误差都是该切片尺度上的舍入噪声（float32 和 float64 最多是它 RMS 的 64 个 ULP，
+    float16 和 bfloat16 最多 4 个，和 `rounding` 的算法一样），各倍数之间的差大于这个噪声，
+    一个公共倍数剩下的误差更大（那是 `scale`，报告的是它），而且每个倍数至少有 8 个采样到的
+    非零元素作依据（`support`）。报告能拟合的切片数最少的那一组（逐通道的倍数也符合逐样本逐通道）。
+    `min_factor`、`max_factor`、`median_factor`：倍数的范围；`slices`：拟合了多少个倍数；倍数都在 1
+    的 5% 以内、而且最后一个轴上每行一个时，`hint` 指出是 LayerNorm 的 eps。
+
+移植中为什么会出现
+    归一化的 `eps` 不同：LayerNorm 把每一行除以 `sqrt(var + eps)`，换一个 `eps` 就把每一行乘上
+    它自己的 `sqrt((var + eps) / (var + eps'))`，接近 1（在一个 BERT 式的移植里是每个 token
+    0.9931 到 0.9964，burn 的 `LayerNormConfig` 默认 1e-5，BERT 用 1e-12）；BatchNorm 和
+    GroupNorm 同理，按通道或按组。还有：逐通道的权重（BatchNorm 的 gamma、layer scale）加载错了
+    或者没加载，只有一边按样本施加的 mask 或 loss 权重。
+
+例子
+    参考的行 `[1, 2, 3, …]` 和 `[4, 5, 6, …]`，候选的行 `[0.99, 1.98, 2.97, …]` 和
+    `[3.988, 4.985, 5.982, …]`：倍数 0.99 和 0.997，沿第 1 轴不变。
+
+怎么改
+    对照两边归一化的 `eps`（`LayerNormConfig::with_epsilon`、`BatchNormConfig::with_epsilon`），
+    再对照加载后的逐通道权重；倍数随样本变化时，查逐样本的权重和 mask。
 """,
     "sign": """sign：候选是参考取反。
 
@@ -90,6 +120,31 @@ DIAGNOSIS_ZH = {
     手工拷贝权重时转置（`weight.transpose()`），或者通过 burn-store 的 `PyTorchToBurnAdapter`
     加载 PyTorch 权重，它会转置 Linear 权重。
 """,
+    "block_permutation": """block_permutation：候选是参考沿某个轴的若干等大块换了顺序。
+
+检测什么
+    沿第 0 轴或最后一个轴（`axis`）的 `k` 个等大块（2、3 或 4 个，每块沿该轴至少两个下标宽）换了顺序：候选的第 i 块是
+    参考的第 `permutation[i]` 块，而且几乎精确地重现数值（到 max|reference| 的 1e-6 以内，或
+    atol 以内，和 `transpose` 一样）。张量的名字说明打包了什么时，给块起名（`layout`，`names`：
+    参考里块的顺序）：PyTorch 的 GRU 在 `weight_ih_l<n>`、`weight_hh_l<n>`、`bias_ih_l<n>` 和
+    `bias_hh_l<n>` 的第 0 轴上按 r|z|n 打包门，LSTM 按 i|f|g|o（k 为 3 和 4），
+    `MultiheadAttention` 在 `in_proj_weight` 和 `in_proj_bias` 里按 q|k|v 打包。整块移动的行
+    顺序在这里报告，不再作为 `permutation` 报告一次。
+
+移植中为什么会出现
+    burn 的 `Gru` 和 `Lstm` 每个门一个 Linear，`MultiHeadAttention` 每个投影一个；移植在拆开
+    PyTorch 的打包张量来加载（或者把自己的打包起来比较）时用了另一种顺序，就把门换了：burn 的
+    `Gru` 按 update、reset、new 列出它的门，而 PyTorch 的第一块是 reset 门 r。模型照样能跑、
+    能训练，只有数值会暴露问题。
+
+例子
+    参考 `gru.weight_ih_l0` 的行是 r|z|n，候选的行是 z|r|n：permutation `[1, 0, 2]`，
+    「gate blocks r and z swapped (GRU packs r|z|n along axis 0)」。
+
+怎么改
+    按张量布局给出的顺序拆分和打包（GRU r|z|n，LSTM i|f|g|o，q|k|v）：打包张量的第 i 块对应
+    那里排第 i 的门或投影。
+""",
     "permutation": """permutation：候选按另一种顺序放着参考的值。
 
 检测什么
@@ -98,8 +153,8 @@ DIAGNOSIS_ZH = {
 
 移植中为什么会出现
     PyTorch 里 3 维张量的 `.T` 倒转所有轴，`permute` 用了另一个框架的布局（`[B, T, F]` 对
-    `[T, B, F]`，NCHW 对 NHWC）；只有一边的数据加载器打乱顺序；门或头的块按另一种顺序堆叠
-    （LSTM 的 i、f、g、o）。
+    `[T, B, F]`，NCHW 对 NHWC）；只有一边的数据加载器打乱顺序；头按另一种顺序堆叠（打包张量里
+    整块移动的门或投影块是 `block_permutation`）。
 
 例子
     参考的行 `[a, b, c]`，候选的行 `[b, c, a]`：rows `[1, 2, 0]`。
@@ -112,9 +167,14 @@ DIAGNOSIS_ZH = {
 
 检测什么
     要么整个张量只差最后一位上的几个单位（ULP；float32 和 float64 最多 64 个，float16 和
-    bfloat16 最多 4 个：求和顺序、融合乘加、不同的归约树），要么一边逐元素等于另一边就近舍入到
-    float16、bfloat16 或 float32 的结果（至少四个元素不同，其余每个元素本来就是那种格式的值）：
-    有一边被转换成或存成了更低的精度。只是恰好能用那种格式表示的值（比如整数）不算。
+    bfloat16 最多 4 个：求和顺序、融合乘加、不同的归约树），对每个元素按它自身数值的 ULP 计，
+    或者对最大的误差按张量尺度上的 ULP 计（`ulps_at_rms`：max|diff| 除以 ε × `rms`，`rms` 是
+    参考在采样元素上的 RMS，ε 是较粗的 dtype 在 1 附近的间距）；要么一边逐元素等于另一边就近
+    舍入到 float16、bfloat16 或 float32 的结果（至少四个元素不同，其余每个元素本来就是那种格式
+    的值）：有一边被转换成或存成了更低的精度。只是恰好能用那种格式表示的值（比如整数）不算。
+    张量的尺度取 RMS 而不是最大值：最大值由一个离群值单独决定（在 n 个元素的 RMS 里它只占
+    1/√n 的分量），采样也可能漏掉它，而样本能很好地估计 RMS。接近 0 的元素自身的 ULP 很小，从
+    较大的值带过来的噪声在那里是成千上万个 ULP（`ulps`），在张量尺度上却只有几个。
 
 移植中为什么会出现
     matmul 和归约的求和顺序不同（burn 和 PyTorch 的循环分块不同），`mean` 算成 `sum/n` 对
@@ -122,10 +182,12 @@ DIAGNOSIS_ZH = {
     的参考对 float32 的移植。
 
 例子
-    参考 `0.0425`，候选 `0.042500019`（相差 8 ULP）：求和顺序带来的噪声。
+    参考 `0.0425`，候选 `0.042500019`（相差 8 ULP）：求和顺序带来的噪声。一个 RMS 为 1 的
+    LayerNorm 输出，最大误差 1.06e-6 出现在值为 0.01 的元素上，是这个元素的 1,139 个 ULP，
+    在张量尺度上是 9 个：同样是求和顺序带来的噪声。
 
 怎么改
-    ULP 级的噪声用 `--ulp N`（或小的 `--rtol`）比较，这不是移植错误。f16/bf16 量级的差异，查清
+    ULP 级的噪声用 `--ulp N`（或小的 `--rtol`，或张量尺度上的 `--atol`）比较，这不是移植错误。f16/bf16 量级的差异，查清
     是哪一边做了转换，在相同精度下比较。
 """,
 }

@@ -1,0 +1,717 @@
+//! The recorder, end to end on small models: names, layouts, packed tensors, buffers, steps.
+
+use super::*;
+use burn::module::{Module, Param};
+use burn::nn::attention::{MultiHeadAttention, MultiHeadAttentionConfig};
+use burn::nn::transformer::TransformerEncoderConfig;
+use burn::nn::{BatchNorm, BatchNormConfig, BiLstmConfig, Gru, GruConfig, LayerNorm, LayerNormConfig, Linear, LinearConfig, LstmConfig, LstmState};
+use burn::tensor::{Device, TensorData};
+
+#[derive(Module, Debug)]
+struct Net {
+    fc1: Linear,
+    norm: LayerNorm,
+    layers: Vec<Linear>,
+}
+
+impl Net {
+    fn new(device: &Device) -> Self {
+        Net {
+            fc1: LinearConfig::new(3, 4).init(device),
+            norm: LayerNormConfig::new(4).init(device),
+            layers: vec![LinearConfig::new(4, 4).init(device), LinearConfig::new(4, 2).init(device)],
+        }
+    }
+
+    fn forward(&self, x: Tensor<2>) -> Tensor<2> {
+        let x = self.fc1.forward(x);
+        tap("fc1", &x);
+        let mut x = self.norm.forward(x);
+        tap("norm", &x);
+        for (i, layer) in self.layers.iter().enumerate() {
+            x = layer.forward(x);
+            tap(&format!("layers.{i}"), &x);
+        }
+        x
+    }
+}
+
+fn device() -> Device {
+    Device::flex().autodiff()
+}
+
+fn inputs(device: &Device) -> Tensor<2> {
+    Tensor::<2>::from_floats([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], device)
+}
+
+fn values<const D: usize>(tensor: Tensor<D>) -> Vec<f32> {
+    tensor.into_data().try_to_vec::<f32>().unwrap()
+}
+
+fn dumped(dump: &Dump, name: &str) -> (Vec<usize>, Vec<f32>) {
+    let tensor = dump.get(name).unwrap_or_else(|| panic!("no {name}"));
+    let floats = tensor.bytes().chunks(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+    (tensor.shape().to_vec(), floats)
+}
+
+fn dump_of(recorder: Recorder) -> Dump {
+    recorder.into_dump(Dump::builder().variant("record")).unwrap()
+}
+
+#[test]
+fn params_have_torch_names_and_layouts() {
+    let model = Net::new(&device());
+    let mut recorder = Recorder::new().torch_names(true);
+    recorder.params(&model).unwrap();
+    let names: Vec<&str> = recorder.names().collect();
+    assert_eq!(
+        names,
+        [
+            "param/fc1.weight",
+            "param/fc1.bias",
+            "param/norm.weight",
+            "param/norm.bias",
+            "param/layers.0.weight",
+            "param/layers.0.bias",
+            "param/layers.1.weight",
+            "param/layers.1.bias"
+        ]
+    );
+    let dump = dump_of(recorder);
+    let (shape, weight) = dumped(&dump, "param/fc1.weight");
+    assert_eq!(shape, [4, 3]);
+    assert_eq!(weight, values(model.fc1.weight.val().transpose()));
+    assert_eq!(dumped(&dump, "param/layers.1.weight").0, [2, 4]);
+    assert_eq!(dumped(&dump, "param/norm.weight").1, values(model.norm.gamma.val()));
+    assert_eq!(dump.metadata()["backend"], "Autodiff<Flex>");
+    assert_eq!(dump.metadata()["dtype"], "float32");
+}
+
+#[test]
+fn params_keep_burn_names_by_default() {
+    let model = Net::new(&device());
+    let mut recorder = Recorder::new();
+    recorder.params(&model).unwrap().init_params(&model).unwrap();
+    {
+        let _listening = recorder.listen();
+        model.forward(inputs(&device()));
+    }
+    assert_eq!(recorder.execution_order(), ["act/fc1", "act/norm", "act/layers.0", "act/layers.1"]);
+    let dump = dump_of(recorder);
+    assert_eq!(dumped(&dump, "param/fc1.weight").0, [3, 4]);
+    assert_eq!(dumped(&dump, "param/fc1.weight").1, values(model.fc1.weight.val()));
+    assert!(dump.get("param/norm.gamma").is_some() && dump.get("param/norm.beta").is_some());
+    assert!(dump.get("init/layers.0.bias").is_some());
+}
+
+#[derive(Module, Debug)]
+enum Head {
+    Dense(Linear),
+}
+
+#[derive(Module, Debug)]
+struct Conv {
+    bn: BatchNorm,
+    head: Head,
+}
+
+#[test]
+fn parameters_leave_out_buffers_and_torch_names_enum_variants() {
+    let device = device();
+    let model = Conv { bn: BatchNormConfig::new(2).init(&device), head: Head::Dense(LinearConfig::new(2, 3).init(&device)) };
+    let mut torch = Recorder::new().torch_names(true);
+    torch.params(&model).unwrap().init_params(&model).unwrap();
+    let names: Vec<&str> = torch.names().collect();
+    assert_eq!(names[..4], ["param/bn.weight", "param/bn.bias", "param/head.weight", "param/head.bias"]);
+    assert!(names[4..].iter().all(|name| name.starts_with("init/") && !name.contains("running")));
+    let mut burn = Recorder::new();
+    burn.params(&model).unwrap();
+    let names: Vec<&str> = burn.names().collect();
+    assert_eq!(names, ["param/bn.gamma", "param/bn.beta", "param/head.Dense.weight", "param/head.Dense.bias"]);
+}
+
+#[test]
+fn float64_parameters_name_the_dtype() {
+    #[derive(Module, Debug)]
+    struct One {
+        w: Param<Tensor<1>>,
+    }
+    let w = Tensor::<1>::from_data(TensorData::new(vec![0.1f64, 0.2], [2]), (&device(), DType::F64));
+    let mut recorder = Recorder::new();
+    recorder.params(&One { w: Param::from_tensor(w) }).unwrap();
+    let dump = dump_of(recorder);
+    assert_eq!((dump.metadata()["dtype"].as_str(), dump.get("param/w").unwrap().dtype()), ("float64", "F64"));
+}
+
+/// One whole step: taps in execution order, the loss, the gradients (transposed like their
+/// weights), a step of burn's SGD, and the metadata.
+#[cfg(feature = "autodiff")]
+#[test]
+fn records_a_training_step() {
+    use burn::optim::{GradientsParams, SgdConfig};
+    let device = device();
+    let mut model = Net::new(&device);
+    let mut recorder = Recorder::new().torch_names(true);
+    recorder.params(&model).unwrap();
+    let loss = {
+        let _listening = recorder.listen();
+        model.forward(inputs(&device)).powi_scalar(2).mean()
+    };
+    recorder.loss(1, &loss).unwrap();
+    let grads = loss.backward();
+    recorder.grads(&model, &grads).unwrap();
+    let fc1_grad = model.fc1.weight.val().grad(&grads).unwrap();
+    let before = values(model.fc1.weight.val());
+    let fc1_out = values(model.fc1.forward(inputs(&device)));
+    let mut optimizer = SgdConfig::new().init();
+    let grads = GradientsParams::from_grads(grads, &model);
+    model = optimizer.step(0.5, model, grads);
+    recorder.step(1, &model).unwrap();
+    assert_eq!(recorder.execution_order(), ["act/fc1", "act/norm", "act/layers.0", "act/layers.1"]);
+
+    let dump = dump_of(recorder);
+    let meta = dump.metadata();
+    assert_eq!(meta["recording"], RECORDING);
+    assert_eq!(meta["execution_order"], r#"["act/fc1","act/norm","act/layers.0","act/layers.1"]"#);
+    assert_eq!((meta["steps"].as_str(), meta["dtype"].as_str()), ("1", "float32"));
+    assert_eq!(dumped(&dump, "loss/1").0, [1]);
+    assert_eq!(dumped(&dump, "act/layers.1").0, [2, 2]);
+    assert_eq!(dumped(&dump, "act/fc1").1, fc1_out);
+    let (shape, grad) = dumped(&dump, "grad/fc1.weight");
+    assert_eq!(shape, [4, 3]);
+    assert_eq!(grad, values(fc1_grad.transpose()));
+    for name in ["grad/fc1.bias", "grad/norm.weight", "grad/norm.bias", "grad/layers.0.weight", "grad/layers.1.bias"] {
+        assert!(dump.get(name).is_some(), "no {name}");
+    }
+    // The recorded parameters are those before the step; step1 those after it.
+    let (_, param) = dumped(&dump, "param/fc1.weight");
+    let (_, stepped) = dumped(&dump, "step1/fc1.weight");
+    assert_eq!(param, values(Tensor::<2>::from_data(TensorData::new(before, [3, 4]), &Device::flex()).transpose()));
+    assert_eq!(stepped, values(model.fc1.weight.val().transpose()));
+    assert_ne!(param, stepped);
+}
+
+#[test]
+fn repeated_taps_are_numbered_in_order() {
+    let device = device();
+    let x = Tensor::<1>::from_floats([1.0, 2.0], &device);
+    let mut recorder = Recorder::new();
+    {
+        let _listening = recorder.listen();
+        tap("block", &x);
+        tap("head", &(x.clone() * 2.0));
+        tap("block", &(x.clone() + 1.0));
+        tap("block", &x);
+    }
+    assert_eq!(recorder.execution_order(), ["act/block", "act/head", "act/block#2", "act/block#3"]);
+    let dump = dump_of(recorder);
+    assert_eq!(dumped(&dump, "act/block#2").1, [2.0, 3.0]);
+    assert_eq!(dumped(&dump, "act/head").1, [2.0, 4.0]);
+}
+
+#[test]
+fn taps_record_only_while_the_first_guard_lives() {
+    let x = Tensor::<1>::from_floats([1.0], &device());
+    let mut recorder = Recorder::new();
+    tap("before", &x); // nobody listens: a no-op
+    {
+        let _listening = recorder.listen();
+        tap("during", &x);
+    }
+    tap("after", &x); // the guard was dropped
+    {
+        let _again = recorder.listen(); // a second listen records nothing
+        tap("second", &x);
+    }
+    assert_eq!(recorder.execution_order(), ["act/during"]);
+    assert!(!LISTENING.with(Cell::get));
+    assert_eq!(dump_of(recorder).len(), 1);
+}
+
+#[test]
+fn guards_nest() {
+    let x = Tensor::<1>::from_floats([1.0], &device());
+    let (mut outer, mut inner) = (Recorder::new(), Recorder::new());
+    {
+        let _outer = outer.listen();
+        tap("a", &x);
+        {
+            let _inner = inner.listen();
+            tap("b", &x);
+        }
+        tap("c", &x);
+    }
+    assert_eq!(outer.execution_order(), ["act/a", "act/c"]);
+    assert_eq!(inner.execution_order(), ["act/b"]);
+}
+
+#[test]
+fn refuses_what_breaks_the_convention() {
+    let device = device();
+    let model = Net::new(&device);
+    let mut recorder = Recorder::new();
+    recorder.params(&model).unwrap();
+    assert!(matches!(recorder.params(&model), Err(Error::Recording { .. })));
+    let loss = Tensor::<1>::from_floats([1.0, 2.0], &device);
+    let error = recorder.loss(1, &loss).unwrap_err();
+    assert_eq!(error.to_string(), "loss/1: a loss is one value, shape [1]; this one has shape [2] (reduce it first)");
+    assert!(recorder.loss(0, &loss.clone().sum()).is_err());
+    recorder.loss(1, &loss.clone().sum()).unwrap();
+    assert!(recorder.loss(1, &loss.sum()).is_err());
+    assert!(recorder.step(0, &model).is_err());
+    recorder.step(1, &model).unwrap();
+    assert!(recorder.step(1, &model).is_err_and(|e| e.to_string() == "step1 is recorded already"));
+    let taken = recorder.into_dump(Dump::builder().variant("v").metadata("steps", 3));
+    assert!(matches!(taken, Err(Error::ReservedKey { ref key, .. }) if key == "steps"));
+}
+
+#[cfg(feature = "autodiff")]
+#[test]
+fn grads_of_another_model_are_refused() {
+    let device = device();
+    let (model, other) = (Net::new(&device), Net::new(&device));
+    let grads = model.forward(inputs(&device)).sum().backward();
+    let mut recorder = Recorder::new();
+    assert!(matches!(recorder.grads(&other, &grads), Err(Error::Recording { .. })));
+    recorder.grads(&model, &grads).unwrap();
+    assert!(recorder.grads(&model, &grads).is_err(), "gradients recorded twice");
+}
+
+#[cfg(feature = "autodiff")]
+#[test]
+fn parameters_without_a_gradient_are_listed() {
+    #[derive(Module, Debug)]
+    struct Partly {
+        used: Linear,
+        idle: Linear,
+    }
+    let device = device();
+    let model = Partly { used: LinearConfig::new(3, 2).init(&device), idle: LinearConfig::new(2, 2).init(&device) };
+    let mut recorder = Recorder::new().torch_names(true);
+    recorder.params(&model).unwrap();
+    let grads = model.used.forward(inputs(&device)).sum().backward();
+    recorder.grads(&model, &grads).unwrap();
+    let dump = dump_of(recorder);
+    assert!(dump.get("grad/used.weight").is_some() && dump.get("grad/idle.weight").is_none());
+    assert_eq!(dump.metadata()["no_grad"], r#"["idle.weight","idle.bias"]"#);
+    assert_eq!(dump.metadata()["steps"], "0");
+}
+
+/// The names, shapes and values are those burn-store's collector writes: as burn has them,
+/// and through `BurnToPyTorchAdapter` (less BatchNorm's running statistics, buffers).
+#[cfg(feature = "store")]
+#[test]
+fn matches_burn_stores_pytorch_adapter() {
+    use burn::store::{BurnToPyTorchAdapter, ModuleSnapshot};
+    #[derive(Module, Debug)]
+    struct Both {
+        net: Net,
+        conv: Conv,
+    }
+    let device = device();
+    let model = Both {
+        net: Net::new(&device),
+        conv: Conv { bn: BatchNormConfig::new(2).init(&device), head: Head::Dense(LinearConfig::new(2, 3).init(&device)) },
+    };
+    for torch in [false, true] {
+        let adapter: Option<Box<dyn burn::store::ModuleAdapter>> = torch.then(|| Box::new(BurnToPyTorchAdapter) as _);
+        let stored = model.collect(None, adapter, torch);
+        let mut recorder = Recorder::new().torch_names(torch);
+        recorder.params(&model).unwrap();
+        let dump = dump_of(recorder);
+        let mut compared = 0;
+        for tensor in stored {
+            let name = format!("param/{}", tensor.name);
+            if tensor.name.contains(".running_") {
+                assert!(dump.get(&name).is_none(), "{name}: a buffer is no parameter");
+                continue;
+            }
+            let ours = dump.get(&name).unwrap_or_else(|| panic!("torch {torch}: no {name}"));
+            assert_eq!(ours.shape(), tensor.shape.to_vec(), "{name}");
+            assert_eq!(ours.bytes(), &tensor.to_bytes().unwrap()[..], "{name}");
+            compared += 1;
+        }
+        assert_eq!(compared, dump.len(), "torch {torch}");
+    }
+}
+
+/// Sorted names of a recording, less their kind (`param/`).
+fn paths(recorder: &Recorder, kind: &str) -> Vec<String> {
+    let mut names: Vec<String> = recorder.names().filter_map(|name| name.strip_prefix(kind)).map(String::from).collect();
+    names.sort();
+    names
+}
+
+fn sorted<const N: usize>(names: [&str; N]) -> Vec<String> {
+    let mut names = names.map(String::from).to_vec();
+    names.sort();
+    names
+}
+
+/// `[in, out]` weight of values `start`, `start + 1`, … for a gate's Linear.
+fn counting(start: f32, shape: [usize; 2]) -> Param<Tensor<2>> {
+    let values: Vec<f32> = (0..shape[0] * shape[1]).map(|i| start + i as f32).collect();
+    Param::from_tensor(Tensor::from_data(TensorData::new(values, shape), &device()))
+}
+
+/// nn.GRU's packed tensors, hand-derived: each gate's `[in, out]` weight transposed, the gates
+/// stacked as rows [r | z | n] (burn declares the update gate first).
+#[test]
+fn gru_gates_are_packed_as_pytorch_packs_them() {
+    #[derive(Module, Debug)]
+    struct Rnn {
+        gru: Gru,
+    }
+    let device = device();
+    let mut gru = GruConfig::new(3, 2, true).init(&device);
+    for (gate, start) in [(&mut gru.reset_gate, 0.0), (&mut gru.update_gate, 10.0), (&mut gru.new_gate, 20.0)] {
+        gate.input_transform.weight = counting(start, [3, 2]);
+        gate.input_transform.bias = Some(Param::from_tensor(Tensor::from_floats([100.0 + start, 101.0 + start], &device)));
+    }
+    let model = Rnn { gru };
+    let mut recorder = Recorder::new().torch_names(true);
+    recorder.params(&model).unwrap();
+    // The names nn.GRU(3, 2).named_parameters() gives (torch 2.15).
+    assert_eq!(paths(&recorder, "param/"), sorted(["gru.weight_ih_l0", "gru.weight_hh_l0", "gru.bias_ih_l0", "gru.bias_hh_l0"]));
+    let dump = dump_of(recorder);
+    let (shape, weight) = dumped(&dump, "param/gru.weight_ih_l0");
+    assert_eq!(shape, [6, 3]);
+    #[rustfmt::skip]
+    assert_eq!(weight, [0.0, 2.0, 4.0, 1.0, 3.0, 5.0, 10.0, 12.0, 14.0, 11.0, 13.0, 15.0, 20.0, 22.0, 24.0, 21.0, 23.0, 25.0]);
+    assert_eq!(dumped(&dump, "param/gru.bias_ih_l0"), (vec![6], vec![100.0, 101.0, 110.0, 111.0, 120.0, 121.0]));
+    assert_eq!(dumped(&dump, "param/gru.weight_hh_l0").0, [6, 2]);
+}
+
+/// One step of PyTorch's GRU and LSTM formulas computed from the recorded packed tensors gives
+/// burn's output: the blocks are where PyTorch reads them, and each transform's bias is the one
+/// PyTorch adds there (a swapped r and z, or b_hn outside r * (…), would not match).
+#[test]
+fn packed_recurrent_tensors_compute_burns_forward_with_pytorchs_formulas() {
+    use burn::tensor::activation::sigmoid;
+    #[derive(Module, Debug)]
+    struct Rnn {
+        gru: Gru,
+        lstm: burn::nn::Lstm,
+    }
+    let device = device();
+    let model = Rnn { gru: GruConfig::new(3, 4, true).init(&device), lstm: LstmConfig::new(3, 4, true).init(&device) };
+    let mut recorder = Recorder::new().torch_names(true);
+    recorder.params(&model).unwrap();
+    let dump = dump_of(recorder);
+    let tensor = |name: &str| {
+        let (shape, values) = dumped(&dump, &format!("param/{name}"));
+        Tensor::<2>::from_data(TensorData::new(values, [shape[0], shape.get(1).copied().unwrap_or(1)]), &device)
+    };
+    let x = Tensor::<2>::from_floats([[0.5, -1.0, 2.0]], &device);
+    let h = Tensor::<2>::from_floats([[0.3, -0.2, 0.1, 0.7]], &device);
+    let c = Tensor::<2>::from_floats([[-0.4, 0.6, 0.2, -0.1]], &device);
+    // x @ W.T + b of a packed layer, split in its row blocks.
+    let blocks = |rnn: &str, side: &str, input: &Tensor<2>, n: usize| {
+        let weight = tensor(&format!("{rnn}.weight_{side}_l0"));
+        let bias = tensor(&format!("{rnn}.bias_{side}_l0")).reshape([1, 4 * n]);
+        (input.clone().matmul(weight.transpose()) + bias).chunk(n, 1)
+    };
+    let (gi, gh) = (blocks("gru", "ih", &x, 3), blocks("gru", "hh", &h, 3));
+    let r = sigmoid(gi[0].clone() + gh[0].clone());
+    let z = sigmoid(gi[1].clone() + gh[1].clone());
+    let n = (gi[2].clone() + r * gh[2].clone()).tanh();
+    let torch_gru = (z.clone().neg() + 1.0) * n + z * h.clone();
+    let burn_gru = model.gru.forward(x.clone().reshape([1, 1, 3]), Some(h.clone())).reshape([1, 4]);
+    let (li, lh) = (blocks("lstm", "ih", &x, 4), blocks("lstm", "hh", &h, 4));
+    let gate = |k: usize| li[k].clone() + lh[k].clone();
+    let cell = sigmoid(gate(1)) * c.clone() + sigmoid(gate(0)) * gate(2).tanh();
+    let torch_lstm = sigmoid(gate(3)) * cell.tanh();
+    let (burn_lstm, _) = model.lstm.forward(x.reshape([1, 1, 3]), Some(LstmState::new(c, h)));
+    for (torch, burn) in [(torch_gru, burn_gru), (torch_lstm, burn_lstm.reshape([1, 4]))] {
+        let (torch, burn) = (values(torch), values(burn));
+        let worst = torch.iter().zip(&burn).map(|(t, b)| (t - b).abs()).fold(0.0f32, f32::max);
+        assert!(worst < 1e-6, "PyTorch's formula {torch:?}, burn {burn:?}");
+    }
+}
+
+/// nn.LSTM(bias=False, bidirectional=True)'s names: no bias is written, the reverse direction
+/// ends in _reverse; the blocks are [i | f | g | o].
+#[test]
+fn lstm_names_without_bias_and_bidirectional() {
+    #[derive(Module, Debug)]
+    struct Rnn {
+        lstm: burn::nn::BiLstm,
+    }
+    let device = device();
+    let mut lstm = BiLstmConfig::new(3, 2, false).init(&device);
+    for (gate, start) in [(&mut lstm.reverse.input_gate, 0.0), (&mut lstm.reverse.cell_gate, 20.0), (&mut lstm.reverse.output_gate, 30.0)] {
+        gate.input_transform.weight = counting(start, [3, 2]);
+    }
+    lstm.reverse.forget_gate.as_mut().unwrap().input_transform.weight = counting(10.0, [3, 2]);
+    let mut recorder = Recorder::new().torch_names(true);
+    recorder.params(&Rnn { lstm }).unwrap();
+    let want = ["lstm.weight_ih_l0", "lstm.weight_hh_l0", "lstm.weight_ih_l0_reverse", "lstm.weight_hh_l0_reverse"];
+    assert_eq!(paths(&recorder, "param/"), sorted(want));
+    let (shape, weight) = dumped(&dump_of(recorder), "param/lstm.weight_ih_l0_reverse");
+    assert_eq!(shape, [8, 3]);
+    let firsts: Vec<f32> = weight.chunks(6).map(|block| block[0]).collect();
+    assert_eq!(firsts, [0.0, 10.0, 20.0, 30.0]);
+}
+
+#[derive(Module, Debug)]
+struct Encoder {
+    encoder: burn::nn::transformer::TransformerEncoder,
+}
+
+/// nn.TransformerEncoder's names (torch 2.15, `nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 8), 1)`),
+/// and the q/k/v blocks of `in_proj_weight` are burn's query, key, value weights transposed.
+#[test]
+fn attention_and_encoder_layers_have_pytorchs_names_and_packing() {
+    let device = device();
+    let model = Encoder { encoder: TransformerEncoderConfig::new(4, 8, 2, 1).init(&device) };
+    let mut recorder = Recorder::new().torch_names(true);
+    recorder.params(&model).unwrap();
+    #[rustfmt::skip]
+    let want = ["layers.0.self_attn.in_proj_weight", "layers.0.self_attn.in_proj_bias", "layers.0.self_attn.out_proj.weight",
+        "layers.0.self_attn.out_proj.bias", "layers.0.linear1.weight", "layers.0.linear1.bias", "layers.0.linear2.weight",
+        "layers.0.linear2.bias", "layers.0.norm1.weight", "layers.0.norm1.bias", "layers.0.norm2.weight", "layers.0.norm2.bias"];
+    assert_eq!(paths(&recorder, "param/"), sorted(want.map(|name| format!("encoder.{name}")).each_ref().map(String::as_str)));
+    let dump = dump_of(recorder);
+    let attention = &model.encoder.layers[0].mha;
+    let (shape, packed) = dumped(&dump, "param/encoder.layers.0.self_attn.in_proj_weight");
+    assert_eq!(shape, [12, 4]);
+    let want: Vec<f32> = [&attention.query, &attention.key, &attention.value].iter().flat_map(|linear| values(linear.weight.val().transpose())).collect();
+    assert_eq!(packed, want);
+    let (_, bias) = dumped(&dump, "param/encoder.layers.0.self_attn.in_proj_bias");
+    assert_eq!(bias[8..], values(attention.value.bias.as_ref().unwrap().val()));
+    assert_eq!(dumped(&dump, "param/encoder.layers.0.linear1.weight").0, [8, 4]);
+
+    // Pre-norm: burn's norm_2 comes before the attention, PyTorch's norm1.
+    let mut model = model;
+    model.encoder.layers[0].norm_2.gamma = Param::from_tensor(Tensor::from_floats([1.0, 2.0, 3.0, 4.0], &device));
+    for (norm_first, want) in [(true, "norm1"), (false, "norm2")] {
+        let mut recorder = Recorder::new().torch_names(true).norm_first(norm_first);
+        recorder.params(&model).unwrap();
+        let norm = dumped(&dump_of(recorder), &format!("param/encoder.layers.0.{want}.weight")).1;
+        assert_eq!(norm, [1.0, 2.0, 3.0, 4.0], "norm_first {norm_first}");
+    }
+}
+
+/// A gradient is packed as its parameter is; a pack that lacks a block is written block by block.
+#[cfg(feature = "autodiff")]
+#[test]
+fn gradients_pack_and_incomplete_packs_stay_apart() {
+    use burn::nn::attention::MhaInput;
+    #[derive(Module, Debug)]
+    struct Attend {
+        mha: MultiHeadAttention,
+    }
+    let device = device();
+    let model = Attend { mha: MultiHeadAttentionConfig::new(4, 2).with_key_bias(false).init(&device) };
+    let x = Tensor::<3>::from_floats([[[0.5, -1.0, 2.0, 0.25], [1.5, 0.25, -0.75, 1.0]]], &device);
+    let grads = model.mha.forward(MhaInput::self_attn(x)).context.powi_scalar(2).sum().backward();
+    let mut recorder = Recorder::new().torch_names(true);
+    recorder.grads(&model, &grads).unwrap();
+    #[rustfmt::skip]
+    let want = ["mha.in_proj_weight", "mha.query.bias", "mha.value.bias", "mha.out_proj.weight", "mha.out_proj.bias"];
+    assert_eq!(paths(&recorder, "grad/"), sorted(want));
+    let dump = dump_of(recorder);
+    let (shape, packed) = dumped(&dump, "grad/mha.in_proj_weight");
+    assert_eq!(shape, [12, 4]);
+    let key_grad = model.mha.key.weight.val().grad(&grads).unwrap();
+    assert_eq!(packed[16..32], values(key_grad.transpose()));
+}
+
+#[derive(Module, Debug)]
+struct Normed {
+    fc: Linear,
+    bn: BatchNorm,
+}
+
+/// BatchNorm's running statistics after each step are what burn's module holds (the pending
+/// update of the step's forward included), under `step<k>/`, and listed in `buffers`.
+#[cfg(feature = "autodiff")]
+#[test]
+fn buffers_are_recorded_after_each_step() {
+    use burn::optim::{GradientsParams, SgdConfig};
+    let device = device();
+    let mut model = Normed { fc: LinearConfig::new(3, 2).init(&device), bn: BatchNormConfig::new(2).init(&device) };
+    let x = Tensor::<2>::from_floats([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75], [-0.3, 0.8, 0.1]], &device);
+    let mut optimizer = SgdConfig::new().init();
+    let mut recorder = Recorder::new().torch_names(true);
+    recorder.params(&model).unwrap();
+    let mut want_mean = vec![0.0f32; 2];
+    for step in 1..=2 {
+        // PyTorch's and burn's update: 0.9 * running_mean + 0.1 * the batch mean.
+        let batch_mean = values(model.fc.forward(x.clone()).mean_dim(0));
+        want_mean = want_mean.iter().zip(&batch_mean).map(|(old, new)| 0.9 * old + 0.1 * new).collect();
+        let loss = model.bn.forward(model.fc.forward(x.clone())).powi_scalar(2).sum();
+        let grads = GradientsParams::from_grads(loss.backward(), &model);
+        model = optimizer.step(0.1, model, grads);
+        recorder.step(step, &model).unwrap();
+    }
+    assert!(!recorder.names().any(|name| name.starts_with("param/bn.running")));
+    let held = (values(model.bn.running_mean.value_sync()), values(model.bn.running_var.value_sync()));
+    let dump = dump_of(recorder);
+    assert_eq!(dump.metadata()["buffers"], r#"["bn.running_mean","bn.running_var"]"#);
+    let (shape, mean) = dumped(&dump, "step2/bn.running_mean");
+    assert_eq!(shape, [2]);
+    assert!(mean.iter().zip(&want_mean).all(|(got, want)| (got - want).abs() < 1e-6), "{mean:?} against {want_mean:?}");
+    assert_eq!((mean, dumped(&dump, "step2/bn.running_var").1), held);
+    let step1 = dumped(&dump, "step1/bn.running_mean").1;
+    assert!(step1 != [0.0, 0.0] && step1 != held.0, "step1 holds the first update: {step1:?}");
+}
+
+#[test]
+fn burn_names_of_buffers_and_no_metadata_without_them() {
+    let device = device();
+    let model = Normed { fc: LinearConfig::new(3, 2).init(&device), bn: BatchNormConfig::new(2).init(&device) };
+    let mut recorder = Recorder::new();
+    recorder.step(1, &model).unwrap();
+    let names: Vec<&str> = recorder.names().collect();
+    assert_eq!(names[4..], ["step1/bn.running_mean", "step1/bn.running_var"]);
+    assert_eq!(dump_of(recorder).metadata()["buffers"], r#"["bn.running_mean","bn.running_var"]"#);
+    let mut plain = Recorder::new();
+    plain.step(1, &Net::new(&device)).unwrap();
+    assert!(!dump_of(plain).metadata().contains_key("buffers"));
+}
+
+/// The optimizer's settings, for trace to compare with PyTorch's param_groups.
+#[test]
+fn records_the_optimizer_settings() {
+    use burn::optim::{AdamConfig, AdamWConfig, SgdConfig};
+    let mut recorder = Recorder::new();
+    recorder.optimizer(1e-3, &AdamWConfig::new().with_epsilon(1e-8).with_weight_decay(0.01)).unwrap();
+    assert!(recorder.optimizer(1e-3, &SgdConfig::new()).is_err_and(|e| e.to_string() == "optimizer is recorded already"));
+    let dump = dump_of(recorder);
+    let settings: serde_json::Value = serde_json::from_str(&dump.metadata()["optimizer"]).unwrap();
+    assert_eq!((&settings["framework"], &settings["name"], &settings["lr"]), (&serde_json::json!("burn"), &serde_json::json!("AdamWConfig"), &serde_json::json!(1e-3)));
+    let config = &settings["config"];
+    // f32 fields at their own shortest decimal: 1e-8, not 9.99999993922529e-9.
+    assert_eq!([&config["epsilon"], &config["beta_1"], &config["beta_2"], &config["weight_decay"]], [&serde_json::json!(1e-8), &serde_json::json!(0.9), &serde_json::json!(0.999), &serde_json::json!(0.01)]);
+    for (name, config) in [("AdamConfig", serde_json::to_value(AdamConfig::new()).unwrap()), ("SgdConfig", serde_json::to_value(SgdConfig::new()).unwrap())] {
+        let mut recorder = Recorder::new();
+        match name {
+            "AdamConfig" => recorder.optimizer(0.5, &AdamConfig::new()),
+            _ => recorder.optimizer(0.5, &SgdConfig::new()),
+        }
+        .unwrap();
+        let settings: serde_json::Value = serde_json::from_str(&dump_of(recorder).metadata()["optimizer"]).unwrap();
+        assert_eq!(settings["name"], name);
+        assert_eq!(settings["config"].as_object().unwrap().keys().collect::<Vec<_>>(), config.as_object().unwrap().keys().collect::<Vec<_>>());
+    }
+    assert!(Recorder::new().optimizer(f64::NAN, &SgdConfig::new()).is_err());
+    assert!(!dump_of(Recorder::new()).metadata().contains_key("optimizer"));
+}
+
+#[derive(Module, Debug)]
+struct Bert {
+    mha: MultiHeadAttention,
+    norm: LayerNorm,
+    out: Linear,
+}
+
+impl Bert {
+    fn new(device: &Device) -> Self {
+        Bert { mha: MultiHeadAttentionConfig::new(4, 2).init(device), norm: LayerNormConfig::new(4).init(device), out: LinearConfig::new(4, 2).init(device) }
+    }
+}
+
+/// The names the weights were loaded from, through the port's renames; what they do not reach
+/// keeps PyTorch's mapped name; taps are not renamed.
+#[test]
+fn loading_renames_are_turned_around() {
+    let model = Bert::new(&device());
+    let loaded = ["bert.attn.self.query.weight", "bert.attn.self.query.bias", "bert.LayerNorm.weight", "bert.LayerNorm.bias", "unused.weight"];
+    let renames = [(r"^bert\.", ""), (r"^attn\.self\.", "mha."), (r"LayerNorm", "norm")];
+    let mut recorder = Recorder::new().torch_names_from(loaded, &renames).unwrap();
+    recorder.params(&model).unwrap();
+    {
+        let _listening = recorder.listen();
+        tap("norm", &Tensor::<1>::ones([2], &device()));
+    }
+    let names: Vec<&str> = recorder.names().collect();
+    #[rustfmt::skip]
+    let want = ["param/bert.attn.self.query.weight", "param/bert.attn.self.query.bias", "param/mha.key.weight", "param/mha.key.bias",
+        "param/mha.value.weight", "param/mha.value.bias", "param/mha.out_proj.weight", "param/mha.out_proj.bias",
+        "param/bert.LayerNorm.weight", "param/bert.LayerNorm.bias", "param/out.weight", "param/out.bias", "act/norm"];
+    assert_eq!(names, want);
+    let dump = dump_of(recorder);
+    assert_eq!(dumped(&dump, "param/bert.attn.self.query.weight").1, values(model.mha.query.weight.val().transpose()));
+    assert!(Recorder::new().torch_names_from(["a"], &[("(", "")]).is_err());
+}
+
+/// burn-store's KeyRemapper, as the port built it for loading.
+#[cfg(feature = "store")]
+#[test]
+fn a_key_remapper_is_turned_around() {
+    let remapper = burn::store::KeyRemapper::from_patterns(vec![(r"^bert\.", ""), (r"LayerNorm", "norm")]).unwrap();
+    let mut recorder = Recorder::new().torch_names_from_remapper(["bert.LayerNorm.weight", "bert.out.bias"], &remapper).unwrap();
+    recorder.params(&Bert::new(&device())).unwrap();
+    let names = paths(&recorder, "param/");
+    assert!(names.contains(&"bert.LayerNorm.weight".to_string()) && names.contains(&"bert.out.bias".to_string()), "{names:?}");
+    assert!(names.contains(&"norm.bias".to_string()) && names.contains(&"out.weight".to_string()), "{names:?}");
+}
+
+/// A prefix reaches every name, the taps' and the buffers' included.
+#[cfg(feature = "autodiff")]
+#[test]
+fn a_prefix_reaches_every_name() {
+    let device = device();
+    let model = Normed { fc: LinearConfig::new(3, 2).init(&device), bn: BatchNormConfig::new(2).init(&device) };
+    let mut recorder = Recorder::new().torch_names(true).prefix("bert.");
+    recorder.params(&model).unwrap().init_params(&model).unwrap();
+    let x = Tensor::<2>::from_floats([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], &device);
+    let loss = {
+        let _listening = recorder.listen();
+        let y = model.fc.forward(x);
+        tap("fc", &y);
+        model.bn.forward(y).sum()
+    };
+    recorder.loss(1, &loss).unwrap().grads(&model, &loss.backward()).unwrap().step(1, &model).unwrap();
+    let unprefixed: Vec<&str> = recorder.names().filter(|name| name.split_once('/').is_some_and(|(kind, path)| kind != "loss" && !path.starts_with("bert."))).collect();
+    assert!(unprefixed.is_empty(), "{unprefixed:?}");
+    assert_eq!(recorder.execution_order(), ["act/bert.fc"]);
+    assert!(recorder.names().any(|name| name == "grad/bert.fc.weight"));
+    assert_eq!(dump_of(recorder).metadata()["buffers"], r#"["bert.bn.running_mean","bert.bn.running_var"]"#);
+}
+
+/// `tap!` formats its name, and evaluates its tensor, only while a recorder listens.
+#[test]
+fn the_tap_macro_formats_only_when_listening() {
+    let x = Tensor::<1>::from_floats([1.0, 2.0], &device());
+    let evaluated = std::cell::Cell::new(0);
+    let tensor = || {
+        evaluated.set(evaluated.get() + 1);
+        x.clone()
+    };
+    assert!(!listening());
+    crate::tap!("layers.{x}", &tensor());
+    assert_eq!(evaluated.get(), 0);
+    let mut recorder = Recorder::new();
+    {
+        let _listening = recorder.listen();
+        assert!(listening());
+        for i in 0..2 {
+            crate::tap!("layers.{i}.attn", &tensor());
+        }
+        crate::tap!("head", &tensor(),);
+    }
+    assert!(!listening());
+    assert_eq!(evaluated.get(), 3);
+    assert_eq!(recorder.execution_order(), ["act/layers.0.attn", "act/layers.1.attn", "act/head"]);
+}
+
+/// `masks_replayed`: the masks the replay applied on this thread while the recorder lived.
+#[test]
+fn counts_the_masks_replayed() {
+    use crate::replay::{self, Replay};
+    let device = device();
+    let replay = Replay::from_masks([("mask1/drop", TensorData::from([true, false]))]).unwrap();
+    let drop = burn::nn::DropoutConfig::new(0.5).init();
+    let early = Recorder::new();
+    {
+        let _replaying = replay.step(1);
+        drop_tensor(replay::dropout("drop", &drop, Tensor::<1>::ones([2], &device)));
+    }
+    let late = Recorder::new();
+    assert_eq!(dump_of(early).metadata()["masks_replayed"], "1");
+    assert!(!dump_of(late).metadata().contains_key("masks_replayed"));
+}
+
+fn drop_tensor<const D: usize>(_: Tensor<D>) {}

@@ -1,0 +1,175 @@
+//! The burn side of the GPT-2 port (ports/gpt2/README.md): `../pytorch.py`'s GPT2LMHeadModel,
+//! loaded from the PyTorch weights, trained two AdamW steps on the PyTorch batch with the
+//! reference's dropout masks replayed, and recorded for `pita trace`.
+//!
+//! ```console
+//! port-gpt2 --out DIR                         # the port: DIR/burn-port.safetensors
+//! port-gpt2 --out DIR --plant gelu-exact      # one mistake planted: DIR/burn-gelu-exact.safetensors
+//! ```
+//!
+//! DIR holds what `pytorch.py --out DIR` wrote: weights.safetensors, data.safetensors and the
+//! reference recording torch-record.safetensors (whose dropout masks the run replays).
+
+mod model;
+mod plants;
+
+use std::error::Error;
+use std::path::{Path, PathBuf};
+
+use burn::module::Param;
+use burn::nn::LinearConfig;
+use burn::optim::{AdamWConfig, GradientsParams};
+use burn::store::{ModuleSnapshot, PyTorchToBurnAdapter, SafetensorsStore};
+use burn::tensor::activation::log_softmax;
+use burn::tensor::{Device, Int, Tensor, TensorData};
+use pita::dump::Dump;
+use pita::load_check::assert_fully_loaded;
+use pita::record::Recorder;
+use pita::replay::Replay;
+
+use model::{Gpt2, VOCAB, WIDTH};
+use plants::{Plants, PLANTS};
+
+/// As `pytorch.py`: `torch.optim.AdamW(lr=1e-3)`, two steps.
+const LR: f64 = 1e-3;
+const STEPS: usize = 2;
+/// `torch.optim.AdamW`'s defaults; burn's `AdamWConfig::new()` has epsilon 1e-5, weight decay 1e-4.
+const TORCH_ADAMW_EPSILON: f32 = 1e-8;
+const TORCH_ADAMW_WEIGHT_DECAY: f32 = 1e-2;
+
+struct Args {
+    out: PathBuf,
+    plants: Plants,
+}
+
+fn usage() -> String {
+    let plants: Vec<String> = PLANTS.iter().map(|(name, what)| format!("  {name}: {what}")).collect();
+    format!("usage: port-gpt2 --out DIR [--plant NAME[,NAME...]]... (none: the port)\nplants:\n{}", plants.join("\n"))
+}
+
+impl Args {
+    fn parse() -> Result<Self, String> {
+        let mut args = std::env::args().skip(1);
+        let (mut out, mut plants) = (None, Vec::new());
+        while let Some(arg) = args.next() {
+            match arg.as_str() {
+                "--out" => out = Some(PathBuf::from(args.next().ok_or_else(usage)?)),
+                "--plant" => plants.push(args.next().ok_or_else(usage)?),
+                "-h" | "--help" => return Err(usage()),
+                other => return Err(format!("unknown argument {other:?}\n{}", usage())),
+            }
+        }
+        Ok(Args { out: out.ok_or_else(usage)?, plants: Plants::parse(&plants)? })
+    }
+}
+
+/// The PyTorch parameters, loaded into `model` through burn-store.
+///
+/// GPT-2's Conv1D weights are stored `[in, out]`, which is burn's Linear layout already, so they
+/// load as they are: burn-store's PyTorch adapter would transpose them as `nn.Linear` weights.
+/// What the adapter would do that is needed here, the LayerNorms' `weight`/`bias` to
+/// `gamma`/`beta`, is two key remappings.
+fn load_weights(model: &mut Gpt2, path: &Path, plants: &Plants) -> Result<(), Box<dyn Error>> {
+    if plants.has("conv1d-through-adapter") {
+        // Through the adapter, c_attn, c_fc and mlp.c_proj fail with a shape mismatch (transposed,
+        // they are [out, in]); loading exactly those again without the adapter silences the
+        // errors. attn.c_proj is square: it loaded through the adapter without an error, transposed.
+        model.load_from(&mut SafetensorsStore::from_file(path).with_from_adapter(PyTorchToBurnAdapter).validate(false))?;
+        let result = model.load_from(&mut SafetensorsStore::from_file(path).with_regex(r"\.(c_attn|c_fc|mlp\.c_proj)\.weight$").allow_partial(true))?;
+        if !result.errors.is_empty() {
+            return Err(format!("{:?}", result.errors).into());
+        }
+        return Ok(());
+    }
+    let mut store = SafetensorsStore::from_file(path)
+        .with_key_remapping(r"^(.+\.ln_(?:\d+|f))\.weight$", "$1.gamma")
+        .with_key_remapping(r"^(.+\.ln_(?:\d+|f))\.bias$", "$1.beta");
+    let result = model.load_from(&mut store)?;
+    assert_fully_loaded(&result); // nothing left at burn's random init
+    Ok(())
+}
+
+/// `tokens` `[batch, seq]` (int64), as `pytorch.py` wrote them.
+fn load_tokens(path: &Path, device: &Device) -> Result<Tensor<2, Int>, Box<dyn Error>> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let file = safetensors::SafeTensors::deserialize(&bytes)?;
+    let view = file.tensor("tokens")?;
+    if view.dtype() != safetensors::Dtype::I64 {
+        return Err(format!("tokens: expected int64, found {:?}", view.dtype()).into());
+    }
+    let values: Vec<i64> = view.data().chunks_exact(8).map(|b| i64::from_le_bytes(b.try_into().unwrap())).collect();
+    Ok(Tensor::from_data(TensorData::new(values, view.shape().to_vec()), device))
+}
+
+/// The language-model loss: the logits at position t against token t + 1, averaged over the
+/// batch * (seq - 1) predictions (transformers shifts `labels=tokens` the same way).
+fn next_token_loss(logits: Tensor<3>, tokens: Tensor<2, Int>, plants: &Plants) -> Tensor<1> {
+    let [b, t, v] = logits.dims();
+    let (logits, targets) = if plants.has("loss-no-shift") {
+        (logits.narrow(1, 0, t - 1), tokens.narrow(1, 0, t - 1))
+    } else {
+        (logits.narrow(1, 0, t - 1), tokens.narrow(1, 1, t - 1))
+    };
+    let n = b * (t - 1);
+    let log_probs = log_softmax(logits.reshape([n, v]), 1);
+    (-log_probs.gather(1, targets.reshape([n, 1]))).mean()
+}
+
+fn main() -> Result<(), Box<dyn Error>> {
+    let args = match Args::parse() {
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("{message}");
+            std::process::exit(2);
+        }
+    };
+    let plants = &args.plants;
+    let device = Device::flex().autodiff();
+    device.seed(0); // burn's initial values (recorded as init/*, then replaced by the load): the same every run
+
+    let mut recorder = Recorder::new();
+    let mut model = Gpt2::new(&device);
+    recorder.init_params(&model)?; // init/*: trace's load audit flags a parameter the load never reached
+    load_weights(&mut model, &args.out.join("weights.safetensors"), plants)?;
+    if plants.has("untied-head") {
+        // burn has no tied parameters: a head of its own, a copy of the embedding (Linear: [in, out];
+        // detached: a Param is a leaf)
+        let mut head = LinearConfig::new(WIDTH, VOCAB).with_bias(false).init(&device);
+        head.weight = Param::from_tensor(model.transformer.wte.weight.val().transpose().detach());
+        model.lm_head = Some(head);
+    }
+    let tokens = load_tokens(&args.out.join("data.safetensors"), &device)?;
+    let masks = Replay::from_file(&args.out.join("torch-record.safetensors"))?; // the reference's dropout masks
+    let [batch, _] = tokens.dims();
+
+    let config = if plants.has("adamw-defaults") {
+        AdamWConfig::new()
+    } else {
+        AdamWConfig::new().with_epsilon(TORCH_ADAMW_EPSILON).with_weight_decay(TORCH_ADAMW_WEIGHT_DECAY)
+    };
+    let mut optimizer = config.init();
+    recorder.optimizer(LR, &config)?; // trace compares it with PyTorch's param_groups
+
+    recorder.params(&model)?;
+    for k in 1..=STEPS {
+        let loss = {
+            let _listening = (k == 1).then(|| recorder.listen()); // activations of the first forward
+            let _replaying = (!plants.has("no-mask-replay")).then(|| masks.step(k)); // pita::replay::dropout applies step k's masks
+            next_token_loss(model.forward(tokens.clone(), plants), tokens.clone(), plants)
+        };
+        recorder.loss(k, &loss)?;
+        println!("step {k} loss {:.7}", loss.clone().into_scalar::<f32>());
+        let grads = loss.backward();
+        if k == 1 {
+            recorder.grads(&model, &grads)?;
+        }
+        let grads = GradientsParams::from_grads(grads, &model);
+        model = optimizer.step(LR, model, grads);
+        recorder.step(k, &model)?;
+    }
+
+    let builder = Dump::builder().variant(plants.variant()).experiment("port-gpt2").metadata("batch_size", batch);
+    let path = recorder.into_dump(builder.device(&device))?.write(&args.out)?;
+    println!("wrote {}", path.display());
+    Ok(())
+}

@@ -1,0 +1,210 @@
+"""The GPT-2 port (ports/gpt2/), run for real: transformers' GPT2LMHeadModel records two AdamW
+steps (dropout on, with its float64 run), the burn port is built once and run as the correct port
+and with each planted mistake, and `pita trace` (default options, and the port's rules file, which
+names burn's LayerNorm gamma/beta as PyTorch's weight/bias) finds each mistake first, at its phase
+and module, introduced there, with a verdict that names it. Each plant is a negative control for
+the correct port's `ok`.
+
+Needs torch, transformers and cargo (skips without them); after the build, the module takes
+about 25 s of CPU (a minute on a busy 2-core machine)."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+pytestmark = pytest.mark.integration
+
+PORT = ROOT / "ports" / "gpt2"
+BINARY = "port-gpt2"
+RULES = PORT / "rules.toml"
+PHASES = ("parameters", "forward", "loss", "backward", "step")
+LAYERS = 2  # pytorch.py's LAYERS
+MASKS_PER_STEP = 1 + 3 * LAYERS  # transformer.drop; per block: the attention weights', resid_dropout's, mlp.dropout's
+
+
+def run(*command, timeout=300) -> subprocess.CompletedProcess:
+    return subprocess.run([str(part) for part in command], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory) -> Path:
+    """The PyTorch side, run once: weights, data, the reference recording and its float64 run."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    out = tmp_path_factory.mktemp("gpt2")
+    proc = run(sys.executable, PORT / "pytorch.py", "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    for name in ("weights.safetensors", "data.safetensors", "torch-record.safetensors", "torch-record-float64.safetensors"):
+        assert (out / name).is_file(), name
+    return out
+
+
+@pytest.fixture(scope="module")
+def binary() -> Path:
+    """`cargo build --workspace --bin port-gpt2` (the workspace's one feature set, so the burn
+    build is reused), the executable's path as cargo reports it."""
+    if shutil.which("cargo") is None:
+        pytest.skip("cargo is not on PATH: the burn side cannot be built")
+    proc = run("cargo", "build", "--workspace", "--bin", BINARY, "--message-format=json", timeout=3600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    for line in proc.stdout.splitlines():
+        message = json.loads(line)
+        if message.get("reason") == "compiler-artifact" and message["target"]["name"] == BINARY and message.get("executable"):
+            return Path(message["executable"])
+    raise AssertionError(f"cargo built no {BINARY} executable")
+
+
+def burn(binary: Path, out: Path, plant: str) -> Path:
+    proc = run(binary, "--out", out, "--plant", plant)
+    assert proc.returncode == 0, proc.stderr
+    path = out / f"burn-{'port' if plant == 'none' else plant}.safetensors"
+    assert f"wrote {path}" in proc.stdout
+    return path
+
+
+def trace(out: Path, candidate: Path) -> tuple[int, dict]:
+    """`pita trace REFERENCE CANDIDATE --rules ports/gpt2/rules.toml --format json`: no other option."""
+    proc = run(sys.executable, "-m", "pita", "trace", out / "torch-record.safetensors", candidate, "--rules", RULES, "--format", "json")
+    assert proc.returncode in (0, 1), proc.stderr
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def phases(report: dict) -> dict:
+    return {phase["phase"]: phase for phase in report["phases"]}
+
+
+@pytest.fixture(scope="module")
+def traced(out, binary):
+    """plant -> (trace's exit code, its JSON report), each plant run and traced once."""
+    reports = {}
+
+    def traced(plant: str) -> tuple[int, dict]:
+        if plant not in reports:
+            reports[plant] = trace(out, burn(binary, out, plant))
+        return reports[plant]
+    return traced
+
+
+@pytest.fixture(scope="module")
+def port(traced) -> dict:
+    code, report = traced("none")
+    assert code == 0, report["verdict"]
+    return report
+
+
+def test_the_port_matches_every_phase(port):
+    assert (port["ok"], port["first_divergence"]) == (True, None), port["verdict"]
+    by_phase = phases(port)
+    assert all(by_phase[p]["compared"] > 0 and by_phase[p]["mismatched"] == 0 for p in PHASES), port["verdict"]
+    assert by_phase["forward"]["compared"] == 30  # every module PyTorch's hooks saw, tapped on the burn side
+    assert by_phase["step"]["compared"] == 2 * 28 + 1  # step1/*, loss/2, step2/*: lm_head.weight is wte's, recorded once
+    assert port["judged_by"] == "float64 budget"
+    assert port["settings"]["compared"] > 0 and port["settings"]["differences"] == []
+    assert not port["unobserved"]
+
+
+def test_the_recordings_name_the_same_tensors(out, binary):
+    """Name for name, after the rules file's two renames: PyTorch's hooks and parameters on one
+    side, burn's taps and module traversal on the other; the reference adds its masks, the port
+    its init/ values."""
+    from pita.dump import read_dump
+    from pita.rules import load_rules
+
+    torch_side = read_dump(out / "torch-record.safetensors")
+    burn_side = read_dump(burn(binary, out, "none"))
+    renamed, _ = load_rules(RULES).apply(dict(burn_side.tensors), "candidate")
+    assert {n for n in renamed if not n.startswith("init/")} == {n for n in torch_side.tensors if not n.startswith("mask")}
+    assert json.loads(burn_side.metadata["execution_order"]) == json.loads(torch_side.metadata["execution_order"])
+    assert int(burn_side.metadata["masks_replayed"]) == sum(n.startswith("mask") for n in torch_side.tensors) == 2 * MASKS_PER_STEP
+    # The Conv1D weights in burn's Linear are PyTorch's layout as they are: [in, out].
+    c_attn = "param/transformer.h.0.attn.c_attn.weight"
+    assert burn_side.tensors[c_attn].shape == torch_side.tensors[c_attn].shape == (64, 192)
+
+
+def check_conv1d_through_adapter(report: dict, first: dict) -> None:
+    assert first["diagnosis"][0]["kind"] == "transpose" and first["diagnosis"][0]["residual"] == 0.0
+    # Only the square Conv1D, in both blocks: the others failed the adapter's shape check and loaded raw.
+    assert [m["name"] for m in phases(report)["parameters"]["mismatches"]] == [f"param/transformer.h.{i}.attn.c_proj.weight" for i in range(LAYERS)]
+    assert report["load_audit"] == {"missing": [], "unused": [], "still_initial": []}
+    assert "weights were loaded or laid out differently" in report["verdict"]
+
+
+def check_no_mask_replay(report: dict, first: dict) -> None:
+    assert report["random_masks"] == {"reference": 2 * MASKS_PER_STEP, "first": "mask1/transformer.drop", "replayed": 0}
+    assert report["verdict"].startswith("random masks differ (expected across frameworks)")
+    assert "pita::replay" in report["verdict"]
+
+
+def check_forward(module: str, input_module: str):
+    """The module's parameters matched, and so did the activation it reads (or computes from)."""
+    def check(report: dict, first: dict) -> None:
+        assert all(p["status"] == "ok" for p in first["module_parameters"]), first["module_parameters"]
+        assert f"act/{input_module}" not in {m["name"] for m in phases(report)["forward"]["mismatches"]}
+        assert f"act/{module}" in report["verdict"]
+    return check
+
+
+def check_untied_head(report: dict, first: dict) -> None:
+    assert first["status"] == "extra"
+    assert report["load_audit"]["unused"] == ["param/lm_head.weight"]
+    by_phase = phases(report)
+    assert by_phase["parameters"]["mismatched"] == by_phase["forward"]["mismatched"] == by_phase["loss"]["mismatched"] == 0
+    # The one gradient that differs: the embedding's, which lacks the head's share.
+    assert [m["name"] for m in by_phase["backward"]["mismatches"]] == ["grad/transformer.wte.weight"]
+
+
+def check_loss_no_shift(report: dict, first: dict) -> None:
+    assert "the loss function or its reduction differs" in report["verdict"]
+
+
+def check_adamw_defaults(report: dict, first: dict) -> None:
+    assert first["name"].startswith("step1/")
+    assert {d["name"]: (d["reference"], d["candidate"]) for d in report["settings"]["differences"]} == \
+        {"eps": (1e-8, pytest.approx(1e-5)), "weight_decay": (1e-2, pytest.approx(1e-4))}
+    assert "the optimizer's settings differ" in report["verdict"]
+
+
+# plant -> (phase, first divergence, check): each found first, introduced, every phase before it matching.
+PLANTED = {
+    "conv1d-through-adapter": ("parameters", "param/transformer.h.0.attn.c_proj.weight", check_conv1d_through_adapter),
+    "untied-head": ("parameters", "param/lm_head.weight", check_untied_head),
+    "no-mask-replay": ("forward", "act/transformer.drop", check_no_mask_replay),
+    "gelu-exact": ("forward", "act/transformer.h.0.mlp.act", check_forward("transformer.h.0.mlp.act", "transformer.h.0.mlp.c_fc")),
+    "no-causal-mask": ("forward", "act/transformer.h.0.attn.c_proj", check_forward("transformer.h.0.attn.c_proj", "transformer.h.0.attn.c_attn")),
+    "no-attn-scale": ("forward", "act/transformer.h.0.attn.c_proj", check_forward("transformer.h.0.attn.c_proj", "transformer.h.0.attn.c_attn")),
+    "loss-no-shift": ("loss", "loss/1", check_loss_no_shift),
+    "adamw-defaults": ("step", None, check_adamw_defaults),
+}
+
+
+@pytest.mark.parametrize("plant", PLANTED)
+def test_each_plant_is_the_first_finding(traced, plant):
+    phase, name, check = PLANTED[plant]
+    code, report = traced(plant)
+    assert (code, report["ok"]) == (1, False)
+    first = report["first_divergence"]
+    assert first is not None, report["verdict"]
+    assert (first["phase"], first["introduced"]) == (phase, True), (first["name"], first["description"])
+    if name is not None:
+        assert first["name"] == name, first["description"]
+    by_phase = phases(report)
+    for earlier in PHASES[: PHASES.index(phase)]:
+        assert by_phase[earlier]["compared"] > 0, earlier
+        assert by_phase[earlier]["mismatched"] == 0 and not by_phase[earlier]["missing"] + by_phase[earlier]["extra"], (earlier, by_phase[earlier]["first"])
+    check(report, first)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="trace blames the first recorded module after unrecorded code: the attention core (masked softmax) "
+                                       "is transformers' own code inside transformer.h.0.attn, between c_attn and c_proj, and no hook sees it")
+@pytest.mark.parametrize("plant", ["no-causal-mask", "no-attn-scale"])
+def test_an_attention_mistake_is_not_blamed_on_c_proj(traced, plant):
+    """c_proj computes what PyTorch's computes (its parameters match, and its input is not
+    recorded): the verdict may not say that it computes differently."""
+    _, report = traced(plant)
+    assert "the port's transformer.h.0.attn.c_proj computes differently" not in report["verdict"]
