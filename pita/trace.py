@@ -43,8 +43,9 @@ import bisect
 import json
 from dataclasses import asdict, dataclass, field
 
+import numpy as np
+
 from pita.align import mapping_summary, suggest_renames
-from pita.budget import max_abs
 from pita.compare import (
     AppliedTolerance,
     ComparisonResult,
@@ -266,6 +267,7 @@ class TraceResult:
     rule_tolerances: list[str] = field(default_factory=list)  # the rules file's tolerance entries, with how many tensors each matched
     suggested_renames: list[str] = field(default_factory=list)  # [[rename]] lines that would pair the one-sided names
     buffers: list[str] = field(default_factory=list)  # the reference's buffer paths (metadata `buffers`)
+    previous_activation: str | None = None  # the activation compared just before a forward first divergence, if any
     verbose: bool = False  # the text lists every mapping (not part of the JSON)
 
     @property
@@ -323,6 +325,7 @@ class TraceResult:
             "rule_tolerances": self.rule_tolerances,
             "suggested_renames": self.suggested_renames,
             "buffers": self.buffers,
+            "previous_activation": self.previous_activation,
         }
 
     @classmethod
@@ -339,7 +342,7 @@ class TraceResult:
                    judged_by=data.get("judged_by", "tolerance"), strict=data.get("strict", False), settings=data.get("settings"),
                    random_masks=data.get("random_masks"), noise_gradients=data.get("noise_gradients", []),
                    rule_tolerances=data.get("rule_tolerances", []), suggested_renames=data.get("suggested_renames", []),
-                   buffers=data.get("buffers", []))
+                   buffers=data.get("buffers", []), previous_activation=data.get("previous_activation"))
 
 
 def trace_dumps(reference: Dump, candidate: Dump, tolerance: Tolerance | None = None, rules: Rules | None = None, *,
@@ -397,13 +400,16 @@ def trace_dumps(reference: Dump, candidate: Dump, tolerance: Tolerance | None = 
                          buffers=walk.buffers)
     if first is not None:
         _explain_first(result, first, entries, masks, reference, candidate)
+        if first.phase == "forward":
+            earlier = [e for e in by_phase["forward"] if e.index < first.index and e.result is not None]
+            result.previous_activation = earlier[-1].name if earlier else None
     if reference64 is None:
         result.notes.append(_absolute_tolerance_note(result))
     result.verdict = _verdict(result)
     return result
 
 
-NOISE_DISAGREEMENT = 0.1  # a gradient whose two sides differ by this share of its largest value holds float32 noise, not signal
+NOISE_DISAGREEMENT = 0.1  # a gradient element whose two sides differ by this share of it holds float32 noise, not signal
 
 
 def _explain_first(result: TraceResult, first: Entry, entries: list[Entry], masks: set[str], reference: Dump, candidate: Dump) -> None:
@@ -419,16 +425,22 @@ def _explain_first(result: TraceResult, first: Entry, entries: list[Entry], mask
         path = parameter_of(first.name)
         grads = {e.name: e for e in entries if e.phase == "backward"}
         grad = grads.get(f"grad/{path}") if path else None
-        if grad is not None and grad.status == "ok" and _is_noise(grad.result, reference.tensors.get(grad.name)):
+        step = (reference.tensors.get(first.name), candidate.tensors.get(first.name))
+        gradients = (reference.tensors.get(f"grad/{path}"), candidate.tensors.get(f"grad/{path}"))
+        if grad is not None and grad.status == "ok" and _moved_on_noise(step, gradients, result.tolerance):
             result.noise_gradients = [grad.name]
 
 
-def _is_noise(result: TensorResult, reference_tensor) -> bool:
-    """Whether a matching gradient holds float32 noise: its two sides disagree by a large share of its largest value."""
-    if result is None or reference_tensor is None:
+def _moved_on_noise(step: tuple, gradients: tuple, tolerance: Tolerance) -> bool:
+    """Whether every element of a step beyond the tolerance has a gradient that is float32 noise:
+    its two sides disagree by a large share of it (NOISE_DISAGREEMENT), or it is zero on a side."""
+    if any(t is None for t in step + gradients) or len({t.size for t in step + gradients}) != 1:
         return False
-    scale = max_abs(reference_tensor)
-    return scale > 0 and result.max_abs_diff > NOISE_DISAGREEMENT * scale
+    ours, theirs = (np.asarray(t, dtype=np.float64).ravel() for t in step)
+    beyond = np.abs(theirs - ours) > tolerance.atol + tolerance.rtol * np.abs(ours)
+    g, h = (np.asarray(t, dtype=np.float64).ravel()[beyond] for t in gradients)
+    disagree = np.abs(g - h) > NOISE_DISAGREEMENT * np.maximum(np.abs(g), np.abs(h))
+    return bool(beyond.any() and np.all(disagree | (g == 0) | (h == 0)))
 
 
 def _absolute_tolerance_note(result: TraceResult) -> str:
@@ -725,9 +737,7 @@ def _verdict(result: TraceResult) -> str:
                 f"reference recorded its {masks['reference']} dropout mask(s) (first {masks['first']}) while the candidate drew its own; "
                 "replay them in the port with pita::replay (docs/recording.md, 'Random ops'), then trace again")
     if entry.phase == "forward":
-        module = module_of_act(entry.name)
-        return (f"the forward pass departs at {entry.name} while the parameters it uses matched: "
-                f"the port's {module or 'module'} computes differently")
+        return _forward_verdict(result, entry)
     if entry.phase == "loss":
         return "the forward pass matched and the loss differs: the loss function or its reduction differs"
     if entry.phase == "backward":
@@ -742,6 +752,31 @@ def _verdict(result: TraceResult) -> str:
     return f"{entry.name}, outside the recording convention, differs"
 
 
+def _forward_verdict(result: TraceResult, entry) -> str:
+    """A module's output departs while its parameters matched: the module, or code no module
+    records between the last activation that matched and it (a model's own forward, an
+    attention core written inline), computes differently."""
+    module = module_of_act(entry.name)
+    before = result.previous_activation
+    verdict = (f"the forward pass departs at {entry.name} while the parameters it uses matched: "
+               f"the port's {module or 'module'} computes differently")
+    if before is None:
+        return verdict + ", or the code before it that computes its input (no activation before it is recorded)"
+    enclosing = _common_module(module, module_of_act(before))
+    where = f" in {enclosing}'s forward" if enclosing else ""
+    return verdict + f", or code{where} between {before} (which matched) and it that no module records computes its input differently"
+
+
+def _common_module(a: str, b: str) -> str:
+    """The deepest module path enclosing both (`h.0.attn` for `h.0.attn.c_proj` and `h.0.attn.c_attn`)."""
+    common = []
+    for x, y in zip(a.split("."), b.split(".")):
+        if x != y:
+            break
+        common.append(x)
+    return ".".join(common[: len(a.split(".")) - 1])
+
+
 def _step_verdict(result: TraceResult) -> str:
     unchecked = [p.phase for p in result.phases[:4] if p.compared == 0]
     caveat = f" (nothing was recorded in: {', '.join(unchecked)})" if unchecked else ""
@@ -749,10 +784,10 @@ def _step_verdict(result: TraceResult) -> str:
     if result.setting_differences:
         return f"{lead}: the optimizer's settings differ: {_settings_text(result.setting_differences)}"
     if result.noise_gradients:
-        return (f"{lead} only where the gradient is float32 noise ({result.noise_gradients[0]}: its two sides disagree by more than "
-                f"{NOISE_DISAGREEMENT:g} of its largest value, zero in exact arithmetic); Adam-type optimizers divide by its root mean "
-                "square and turn noise into steps of about lr, differently on each side: both can be right. Judge by a float64 run "
-                "(pita.torch.record writes one) instead of a tolerance")
+        return (f"{lead} only where the gradient is float32 noise ({result.noise_gradients[0]}: where the step differs, its two "
+                f"sides disagree by more than {NOISE_DISAGREEMENT:g} of their value, as a gradient zero in exact arithmetic does); "
+                "Adam-type optimizers divide by its root mean square and turn noise into steps of about lr, differently on each "
+                "side: both can be right. Judge by a float64 run (pita.torch.record writes one) instead of a tolerance")
     if result.settings is not None:
         return (f"{lead} although the optimizer's recorded settings match ({result.settings['compared']} compared): its update "
                 "differs (the algorithm: bias correction, where weight decay applies), or a setting not recorded")
