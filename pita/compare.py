@@ -76,12 +76,12 @@ class AppliedTolerance:
 
     @property
     def label(self) -> str:
-        return self.dtypes + {"rules": " (rules file)", "float64": " (float64 budget)"}.get(self.source, "")
+        return self.dtypes + (" (rules file)" if self.source == "rules" else "")
 
     def short(self, nominal: Tolerance) -> str:
-        """`1e-05+0.016*|reference|`, `exact`, `budget`; with the NaN policy where it is not `nominal`'s."""
+        """`1e-05+0.016*|reference|`, `exact`, `float64 budget`; with the NaN policy where it is not `nominal`'s."""
         if self.source in ("exact", "float64"):
-            return {"exact": "exact", "float64": "budget"}[self.source]
+            return {"exact": "exact", "float64": "float64 budget"}[self.source]
         return self.tolerance.short() + self._nan_policy_unlike(nominal)
 
     def bounds(self, nominal: Tolerance) -> str:

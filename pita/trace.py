@@ -410,6 +410,8 @@ def trace_dumps(reference: Dump, candidate: Dump, tolerance: Tolerance | None = 
 
 
 NOISE_DISAGREEMENT = 0.1  # a gradient element whose two sides differ by this share of it holds float32 noise, not signal
+SMALL_GRADIENT = 1e-3  # an element this small beside its tensor's largest carries the tensor's rounding as a large share of itself
+NOISE_ULPS = 64  # rounding at a tensor's scale, in float32 ULPs of its largest value (the rounding diagnosis' bound)
 
 
 def _explain_first(result: TraceResult, first: Entry, entries: list[Entry], masks: set[str], reference: Dump, candidate: Dump) -> None:
@@ -432,15 +434,21 @@ def _explain_first(result: TraceResult, first: Entry, entries: list[Entry], mask
 
 
 def _moved_on_noise(step: tuple, gradients: tuple, tolerance: Tolerance) -> bool:
-    """Whether every element of a step beyond the tolerance has a gradient that is float32 noise:
-    its two sides disagree by a large share of it (NOISE_DISAGREEMENT), or it is zero on a side."""
+    """Whether every element of a step beyond the tolerance has a gradient that float32 noise
+    decides: its two sides disagree by a large share of it (NOISE_DISAGREEMENT) or it is zero on a
+    side; or it is small beside the tensor's largest (SMALL_GRADIENT) and the sides differ there by
+    rounding at the tensor's scale (NOISE_ULPS), which Adam's division by each element's own root
+    mean square blows up. An optimizer that computes otherwise moves large elements too."""
     if any(t is None for t in step + gradients) or len({t.size for t in step + gradients}) != 1:
         return False
     ours, theirs = (np.asarray(t, dtype=np.float64).ravel() for t in step)
     beyond = np.abs(theirs - ours) > tolerance.atol + tolerance.rtol * np.abs(ours)
-    g, h = (np.asarray(t, dtype=np.float64).ravel()[beyond] for t in gradients)
+    g_all = np.asarray(gradients[0], dtype=np.float64).ravel()
+    scale = float(np.abs(g_all).max()) if g_all.size else 0.0
+    g, h = g_all[beyond], np.asarray(gradients[1], dtype=np.float64).ravel()[beyond]
     disagree = np.abs(g - h) > NOISE_DISAGREEMENT * np.maximum(np.abs(g), np.abs(h))
-    return bool(beyond.any() and np.all(disagree | (g == 0) | (h == 0)))
+    rounding = (np.abs(g) <= SMALL_GRADIENT * scale) & (np.abs(g - h) <= NOISE_ULPS * 2.0**-23 * scale)
+    return bool(beyond.any() and np.all(disagree | rounding | (g == 0) | (h == 0)))
 
 
 def _absolute_tolerance_note(result: TraceResult) -> str:
@@ -784,8 +792,9 @@ def _step_verdict(result: TraceResult) -> str:
     if result.setting_differences:
         return f"{lead}: the optimizer's settings differ: {_settings_text(result.setting_differences)}"
     if result.noise_gradients:
-        return (f"{lead} only where the gradient is float32 noise ({result.noise_gradients[0]}: where the step differs, its two "
-                f"sides disagree by more than {NOISE_DISAGREEMENT:g} of their value, as a gradient zero in exact arithmetic does); "
+        return (f"{lead} only where float32 noise decides the gradient ({result.noise_gradients[0]}: where the step differs, its "
+                f"two sides disagree by more than {NOISE_DISAGREEMENT:g} of their value, as a gradient zero in exact arithmetic "
+                "does, or the elements are tiny beside the tensor's largest and differ by its rounding); "
                 "Adam-type optimizers divide by its root mean square and turn noise into steps of about lr, differently on each "
                 "side: both can be right. Judge by a float64 run (pita.torch.record writes one) instead of a tolerance")
     if result.settings is not None:

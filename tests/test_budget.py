@@ -56,7 +56,7 @@ def test_a_correct_port_is_within_the_budget_where_the_tolerance_fails():
     result = trace_dumps(REFERENCE, candidate, reference64=TRUTH)
     assert result.ok and result.judged_by == "float64 budget", render_trace_text(result)
     text = render_trace_text(result)
-    assert "(float64 budget)" in text and text.splitlines()[-1].endswith(" OK")
+    assert "F32 (float64 budget)" not in text and text.splitlines()[-1] == "tol=F32:float64 budget OK"
 
 
 @pytest.mark.parametrize(("mistake", "phase", "name"), [

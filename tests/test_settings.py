@@ -102,6 +102,19 @@ def test_a_step_that_differs_only_where_the_gradient_is_noise_is_said_so():
     candidate = edited(run(), grad__fc1__bias=-noise, step1__fc1__bias=run().tensors["step1/fc1.bias"] + np.float32(5e-3))
     result = trace_dumps(reference, candidate)
     assert result.first_divergence.name == "step1/fc1.bias" and result.noise_gradients == ["grad/fc1.bias"]
-    assert "only where the gradient is float32 noise (grad/fc1.bias" in result.verdict
+    assert "only where float32 noise decides the gradient (grad/fc1.bias" in result.verdict
     signal = edited(run(), step1__fc1__bias=run().tensors["step1/fc1.bias"] + np.float32(5e-3))
     assert trace_dumps(REFERENCE, signal).noise_gradients == []  # negative control: a gradient of signal
+
+
+def test_a_tiny_gradient_element_carrying_the_tensors_rounding_is_noise_too():
+    """An element 1e-6 of its tensor's largest, whose sides differ by the tensor's rounding: Adam
+    normalises each element alone and blows that up. A step that differs where the gradient is
+    large, with the gradients equal, is the optimizer's own (the negative control)."""
+    gradient = np.float32([0.5, -0.25, 5e-7])
+    reference = edited(REFERENCE, grad__fc1__bias=gradient)
+    moved = run().tensors["step1/fc1.bias"] + np.float32([0, 0, 5e-3])
+    candidate = edited(run(), grad__fc1__bias=gradient + np.float32([0, 0, 2e-9]), step1__fc1__bias=moved)
+    assert trace_dumps(reference, candidate).noise_gradients == ["grad/fc1.bias"]
+    large = edited(run(), grad__fc1__bias=gradient, step1__fc1__bias=run().tensors["step1/fc1.bias"] + np.float32([5e-3, 0, 0]))
+    assert trace_dumps(reference, large).noise_gradients == []
