@@ -170,18 +170,18 @@ def test_the_recordings_name_the_same_tensors(out, binary):
     assert json.loads(burn_side.metadata["execution_order"]) == json.loads(torch_side.metadata["execution_order"])
 
 
-def test_the_float64_run_judges_both_sides_errors(binary, tmp_path):
-    """`--float64` records the same run in double precision, the ground truth for compare's
-    `--reference64`; the burn side's init/ tensors are left to trace's load audit."""
-    proc = run(sys.executable, EXAMPLE / "pytorch.py", "--out", tmp_path, "--float64")
-    assert proc.returncode == 0, proc.stderr
-    fixed = burn(binary, tmp_path, "none", "fixed")
-    compare = [sys.executable, "-m", "pita", "compare", tmp_path / "torch-record.safetensors", fixed,
-               "--reference64", tmp_path / "torch-record64.safetensors", "--format", "json"]
+def test_the_float64_run_judges_both_sides_errors(binary, out):
+    """pita.torch.record writes the same run in double precision beside the recording, and names
+    it: compare finds it and judges each float tensor by it; the burn side's init/ tensors are
+    left to trace's load audit."""
+    assert (out / "torch-record-float64.safetensors").is_file()
+    fixed = burn(binary, out, "none", "fixed")
+    compare = [sys.executable, "-m", "pita", "compare", out / "torch-record.safetensors", fixed, "--format", "json"]
     proc = run(*compare)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
     result = json.loads(proc.stdout)
     assert not result["extra"] and any("init/ tensor(s) not compared" in note for note in result["notes"])
+    assert any("judged against the float64 run torch-record-float64.safetensors" in note for note in result["notes"])
     assert all(t.get("float64") for t in result["tensors"] if t["name"].startswith("step2/"))
-    broken = burn(binary, tmp_path, "eps", "fix2")  # negative control: a planted mistake still mismatches
+    broken = burn(binary, out, "eps", "fix2")  # negative control: a planted mistake still mismatches
     assert run(*[broken if part == fixed else part for part in compare]).returncode == 1

@@ -2,7 +2,6 @@
 and a classification head, trained for two Adam steps and recorded with `pita.torch.record`.
 
     python examples/port-encoder/pytorch.py --out DIR            # DIR/torch-record.safetensors
-    python examples/port-encoder/pytorch.py --out DIR --float64  # DIR/torch-record64.safetensors
 
 Both also write the two files the burn side reads: DIR/weights.safetensors (the initial
 state_dict) and DIR/data.safetensors (the batch). Everything comes from one fixed seed, so every
@@ -104,7 +103,6 @@ def build():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="folder for the weights, the data and the recording")
-    parser.add_argument("--float64", action="store_true", help="also record the run in float64 (torch-record64.safetensors): the ground truth")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
 
@@ -115,10 +113,6 @@ def main():
     optimizer = torch.optim.Adam(model.parameters(), lr=LR)  # eps=1e-8, PyTorch's default
     # batch_size lets trace explain a loss or gradient scaled by the batch size.
     metadata = {"experiment": "port-encoder", "batch_size": BATCH}
-    if args.float64:  # first: it runs on a float64 copy and leaves the model as it is
-        path = pita.torch.record(model, tokens, targets, F.cross_entropy, args.out / "torch-record64.safetensors", optimizer=optimizer, steps=STEPS,
-                                 dtype=torch.float64, **metadata)
-        print(f"wrote {path}")
     # book:begin record
     path = pita.torch.record(model, tokens, targets, F.cross_entropy, args.out / "torch-record.safetensors", optimizer=optimizer, steps=STEPS, **metadata)
     # book:end
