@@ -4,8 +4,8 @@ What it detects
     A factor `k` (not 1) such that `candidate ≈ k × reference` element by element, with the error
     left after dividing by `k` far below the error before, read off at least two nonzero elements:
     any two numbers are a scale of each other, so a single element (a loss) is a scale only when
-    `k` is the batch size recorded in the dumps (or its inverse), a factor named before it was
-    measured, and only beside another tensor that shows the same factor.
+    `k` is a count (an integer of at least 2, or its inverse: a batch size, a number of classes, of
+    accumulation steps), and only beside another tensor that shows the same factor.
 
 Why it happens in a port
     A loss summed where PyTorch averaged: burn's `backward()` seeds the root with ones, so a
@@ -51,7 +51,7 @@ def detect(pair: Pair) -> Diagnosis | None:
     message = f"candidate = {shown} × reference (after dividing by {shown}: max|diff| {residual:.2e})"
     hint = _batch_hint(factor, pair.context)
     support = int(np.count_nonzero(nonzero))
-    if support < 2 and not hint:
+    if support < 2 and not _a_count(factor):
         return None
     return Diagnosis(
         kind=KIND,
@@ -61,6 +61,11 @@ def detect(pair: Pair) -> Diagnosis | None:
         tentative=support < 2,
         precision=2 * pair.epsilon * abs(factor),  # a ratio of two rounded values
     )
+
+
+def _a_count(factor: float) -> bool:
+    """Whether `factor` or its inverse is an integer of at least 2 (to four decimals)."""
+    return any(k >= 2 and abs(k - round(k)) <= 1e-4 * k for k in (abs(factor), 1 / abs(factor)))
 
 
 def _batch_hint(factor: float, context: Context) -> str:

@@ -50,7 +50,7 @@ def test_a_single_element_factor_stands_only_when_another_tensor_agrees():
     assert [d.kind for d in backed[0]] == ["scale"] and "same finding" in backed[0][0].message
 
 
-def test_a_single_element_is_no_scale_unless_its_factor_is_the_batch_size():
+def test_a_single_element_is_no_scale_unless_its_factor_is_a_count():
     # any two numbers are a scale of each other: a loss [2.3] against [2.9] says nothing, even
     # beside a tensor that shows the same factor
     tol, factor = Tolerance(), np.float32(2.9) / np.float32(2.3)
@@ -59,4 +59,6 @@ def test_a_single_element_is_no_scale_unless_its_factor_is_the_batch_size():
     diagnose.corroborate(loss)
     assert loss[0] == [] and [d.kind for d in loss[1]] == ["scale"]
     assert detect([2.3], [2.9]) is None and detect([0.0, 2.3], [0.0, 2.9]) is None  # one nonzero element
-    assert detect([2.3], [9.2], batch_sizes=[4]).tentative  # named before it was measured: stands if corroborated
+    assert detect([2.3], [9.2], batch_sizes=[4]).tentative  # a count (the batch size): stands if corroborated
+    assert detect([2.3], [6.9]).tentative and detect([0.6], [0.2]).tentative  # 3 classes, 1/3: counts too (p11a, p18a)
+    assert detect([2.3], [2.3 * 2.5]) is None  # 2.5 is no count
