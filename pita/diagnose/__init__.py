@@ -10,13 +10,13 @@ import re
 
 import numpy as np
 
-from pita.diagnose import block_permutation, nan, offset, permutation, rounding, scale, sign, slice_scale, transpose
+from pita.diagnose import block_permutation, block_transpose, nan, offset, permutation, rounding, rows, scale, sign, slice_scale, transpose
 from pita.diagnose.base import SAMPLE, Context, Diagnosis, Pair
 
 # Checked in this order; every rule that fits is reported, but a finding that another one already
 # says is left out (a rule's SUPERSEDES: the kinds its finding makes redundant). Rules that can
 # explain a shape conflict (an axis order) set SHAPES_MAY_DIFFER.
-RULES = (nan, scale, slice_scale, sign, offset, transpose, block_permutation, permutation, rounding)
+RULES = (nan, scale, slice_scale, sign, offset, transpose, block_permutation, block_transpose, permutation, rows, rounding)
 SUPERSEDES = {rule.KIND: tuple(getattr(rule, "SUPERSEDES", ())) for rule in RULES}
 
 __all__ = ["Context", "Diagnosis", "RULES", "corroborate", "explain", "parse_rule_doc", "reference_page"]
@@ -83,9 +83,7 @@ def reference_page() -> str:
         f"Tensors of more than {SAMPLE} elements are diagnosed on a seeded sample of {SAMPLE} (every rule,",
         "axis orders included: candidate elements are set against the reference elements they would come",
         "from); such a finding ends with `(on a sample of k of n elements)`, and `sample` in the JSON.",
-        "A finding that another one already says is left out: "
-        + ", ".join(f"`{other}` when `{kind}` fits" for kind, others in SUPERSEDES.items() for other in others)
-        + ", and `rounding` when any other rule fits.",
+        f"A finding that another one already says is left out: {superseded_text()}, and `rounding` when any other finding remains.",
         "",
     ]
     for rule in RULES:
@@ -94,6 +92,16 @@ def reference_page() -> str:
         for title in SECTIONS:
             lines += [f"**{title}.** " + " ".join(sections[title]), ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def superseded_text() -> str:
+    """'`rows` when `permutation` or `rounding` fits', for every kind some rule supersedes."""
+    by = {}
+    for kind, others in SUPERSEDES.items():
+        for other in others:
+            by.setdefault(other, []).append(f"`{kind}`")
+    either = lambda kinds: kinds[0] if len(kinds) == 1 else ", ".join(kinds[:-1]) + " or " + kinds[-1]
+    return ", ".join(f"`{other}` when {either(kinds)} fits" for other, kinds in by.items())
 
 
 def parse_rule_doc(doc: str | None, sections: tuple[str, ...]) -> tuple[str, dict[str, list[str]]]:

@@ -10,6 +10,7 @@ import numpy as np
 from pita.dtypes import dtype_name, widen
 from pita.filetensor import take
 from pita.stats import measure
+from pita.stats_numpy import ulp_distance
 from pita.strict_json import unspelt
 
 SAMPLE = 1 << 16  # elements read from each side of a larger tensor; smaller ones are read whole
@@ -123,12 +124,29 @@ class Pair:
         """Whether both sides' sampled values are all finite (most rules need that)."""
         return bool(np.all(np.isfinite(self.reference_values)) and np.all(np.isfinite(self.candidate_values)))
 
-    def residual_under(self, reference_positions, limit: float) -> float | None:
+    @cached_property
+    def failing(self) -> np.ndarray:
+        """Which sampled elements fail the tolerance, judged as `pita.stats_contract` judges an
+        element pair (a NaN or an infinity by equality)."""
+        r, c, tolerance = self.reference_values, self.candidate_values, self.tolerance
+        finite = np.isfinite(r) & np.isfinite(c)
+        with np.errstate(invalid="ignore", over="ignore"):
+            passed = (r == c) | (tolerance.equal_nan & np.isnan(r) & np.isnan(c))
+            passed |= finite & (np.abs(c - r) <= tolerance.atol + tolerance.rtol * np.abs(r))
+        if tolerance.ulp is not None:
+            ulps = ulp_distance(take(self.reference, self.positions), take(self.candidate, self.positions))
+            if ulps is not None:
+                passed |= finite & (ulps <= tolerance.ulp)
+        return ~passed
+
+    def residual_under(self, reference_positions, limit: float, among: np.ndarray | None = None) -> float | None:
         """The largest |candidate - reference| when each sampled candidate element is set against
-        the reference element at `reference_positions(candidate positions)`, or None above `limit`.
+        the reference element at `reference_positions(candidate positions)`, or None above `limit`;
+        `among`: only these indices into `positions` (one block, say), else all of them.
         A few elements are checked first, so that a wrong hypothesis costs little to reject."""
-        screen = np.unique(np.linspace(0, self.positions.size - 1, min(SCREEN, self.positions.size)).astype(np.int64))
-        for chosen in (screen, slice(None)):
+        indices = np.arange(self.positions.size) if among is None else among
+        screen = indices[np.unique(np.linspace(0, indices.size - 1, min(SCREEN, indices.size)).astype(np.int64))]
+        for chosen in (screen, slice(None) if among is None else among):
             reference = read(self.reference, reference_positions(self.positions[chosen]))
             residual = float(np.max(np.abs(self.candidate_values[chosen] - reference), initial=0.0))
             if not residual <= limit:  # NaN fails too

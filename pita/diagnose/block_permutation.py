@@ -92,14 +92,27 @@ def source_positions(positions: np.ndarray, shape: tuple[int, ...], axis: int, o
 
 def _diagnosis(axis: int, order: tuple[int, ...], residual: float, packed) -> Diagnosis:
     k = len(order)
-    layout, names, what = packed or ("", tuple(str(i) for i in range(k)), "")
-    moved = [i for i in range(k) if order[i] != i]
-    if len(moved) == 2:
-        a, b = moved
-        text = f"{what + ' ' if what else ''}blocks {names[a]} and {names[b]} swapped"
-    else:
-        text = f"{what + ' ' if what else ''}blocks in the order {'|'.join(names[j] for j in order)}"
-    where = f"{layout} packs {'|'.join(names)} along axis 0" if layout else f"{k} equal blocks along axis {axis}"
-    message = f"{text} ({where}; after reordering: max|diff| {residual:.2e})"
+    layout, names, what = named_blocks(k, packed)
+    message = f"{order_text(order, names, what)} ({where_packed(k, axis, packed)}; after reordering: max|diff| {residual:.2e})"
     params = {"axis": axis, "k": k, "permutation": list(order), "layout": layout, "names": list(names) if layout else []}
     return Diagnosis(KIND, params, message, residual)
+
+
+def named_blocks(k: int, packed) -> tuple[str, tuple[str, ...], str]:
+    """(layout, each block's name, what a block is): the packing's, or the blocks numbered."""
+    return packed or ("", tuple(str(i) for i in range(k)), "")
+
+
+def order_text(order: tuple[int, ...], names: tuple[str, ...], what: str) -> str:
+    """'gate blocks r and z swapped', or 'blocks in the order 2|0|1' when more than two moved."""
+    moved = [i for i in range(len(order)) if order[i] != i]
+    if len(moved) == 2:
+        a, b = moved
+        return f"{what + ' ' if what else ''}blocks {names[a]} and {names[b]} swapped"
+    return f"{what + ' ' if what else ''}blocks in the order {'|'.join(names[j] for j in order)}"
+
+
+def where_packed(k: int, axis: int, packed) -> str:
+    """'GRU packs r|z|n along axis 0', or '3 equal blocks along axis 0' without a packing name."""
+    layout, names, _ = named_blocks(k, packed)
+    return f"{layout} packs {'|'.join(names)} along axis 0" if layout else f"{k} equal blocks along axis {axis}"

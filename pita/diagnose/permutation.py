@@ -29,6 +29,7 @@ from pita.diagnose.transpose import best_axis_order
 
 KIND = "permutation"
 SHAPES_MAY_DIFFER = True
+SUPERSEDES = ("rows",)  # rows moved are rows that differ: where they came from says more
 KEY_COLUMNS = 4  # columns (or all of a shorter row) that must identify every row
 MATCH_WORK = 1 << 22  # element comparisons allowed among rows whose keys are within atol
 

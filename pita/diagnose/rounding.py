@@ -43,6 +43,7 @@ from pita.diagnose.base import Diagnosis, Pair
 from pita.dtypes import dtype_name, from_float64, is_float, widen
 
 KIND = "rounding"
+SUPERSEDES = ("rows",)  # noise confined to a few rows is still noise
 # ULPs (in the coarser dtype) that count as order-of-operations noise, of each element's own
 # value or at the tensor's scale (ε × RMS): 4 float16 ULPs are up to 0.4% of a value, 64 float32
 # ULPs 0.0008%.

@@ -61,6 +61,15 @@ BATCH = RNG.standard_normal((4096, 300)).astype(np.float32)
 SHUFFLE = RNG.permutation(4096)
 ROW_FACTORS = RNG.uniform(0.99, 1.0, (4096, 1)).astype(np.float32)  # 4096 factors, about 16 sampled elements each
 HALVES = np.r_[2048:4096, 0:2048]
+PACKED = RNG.standard_normal((3 * 600, 600)).astype(np.float32)  # three square blocks, over 1M elements
+OTHER_ROWS = RNG.standard_normal((2, 300)).astype(np.float32)
+
+
+def rows_replaced(values: np.ndarray) -> np.ndarray:
+    changed = values.copy()
+    changed[[17, 2000]] = OTHER_ROWS
+    return changed
+
 
 CASES = {
     "transpose": (WEIGHT, lambda w: w.T.copy(), "transpose", {"axes": [1, 0]}),
@@ -69,6 +78,8 @@ CASES = {
     "scale": (VECTOR, lambda v: v * np.float32(4), "scale", {"factor": pytest.approx(4.0)}),
     "slice_scale": (BATCH, lambda b: b * ROW_FACTORS, "slice_scale", {"constant_along": [1], "slices": 4096}),
     "block_permutation": (BATCH, lambda b: b[HALVES], "block_permutation", {"k": 2, "permutation": [1, 0]}),
+    "block_transpose": (PACKED, lambda p: np.concatenate([p[:600], p[600:1200].T, p[1200:]]), "block_transpose", {"k": 3, "transposed": [1]}),
+    "confined_rows": (BATCH, rows_replaced, "rows", {"rows": [17, 2000], "count": 2}),
     "sign": (VECTOR, lambda v: -v, "sign", {}),
     "offset": (VECTOR, lambda v: v + np.float32(0.5), "offset", {"value": pytest.approx(0.5, abs=1e-6)}),
     "nan": (VECTOR, lambda v: np.where(np.arange(v.size) % 1000 == 7, np.float32(np.nan), v), "nan", {"side": "candidate"}),

@@ -26,8 +26,8 @@ DIAGNOSIS_ZH = {
 检测什么
     一个不为 1 的倍数 `k`，使 `candidate ≈ k × reference` 逐元素成立，除以 `k` 之后剩下的误差
     远小于原来的误差，而且至少由两个非零元素得出：任意两个数都互为倍数，所以单个元素（比如 loss）
-    只有在 `k` 等于 dump 里记下的 batch 大小（或它的倒数）时才算 scale，这个倍数是测量之前就
-    说得出的，而且另一个张量也得显示同样的倍数。
+    只有在 `k` 是一个计数（至少为 2 的整数，或它的倒数：batch 大小、类别数、梯度累积步数）时才算
+    scale，而且另一个张量也得显示同样的倍数。
 
 移植中为什么会出现
     PyTorch 取平均的 loss 在移植里求了和：burn 的 `backward()` 用全 1 作根节点的种子，逐样本的
@@ -145,6 +145,32 @@ DIAGNOSIS_ZH = {
     按张量布局给出的顺序拆分和打包（GRU r|z|n，LSTM i|f|g|o，q|k|v）：打包张量的第 i 块对应
     那里排第 i 的门或投影。
 """,
+    "block_transpose": """block_transpose：打包权重里的方块，全部或其中几块被转置了。
+
+检测什么
+    一个二维张量 `[k × H, H]`（k 为 2、3 或 4，H 至少为 2），沿第 0 轴的 k 个方块是参考的方块，
+    其中一些（`transposed`）被转置了：候选的第 i 块是参考的第 `permutation[i]` 块，i 在
+    `transposed` 里时是它的转置，而且几乎精确地重现数值（到 max|reference| 的 1e-6 以内，或 atol
+    以内，和 `transpose` 一样）。每块单独匹配，所以既换了位置又转置了的块也是同一条结论；等于自身
+    转置的块算作没有转置。块的名字和 `block_permutation` 的一样（`layout`，`names`）：GRU 的
+    r|z|n、LSTM 的 i|f|g|o 在 `weight_hh_l<n>` 里（输入大小等于隐藏大小时 `weight_ih_l<n>` 也是），
+    `MultiheadAttention` 的 q|k|v 在 `in_proj_weight` 里。整个方阵被转置是 `transpose`；块换了位置
+    但没有一块转置是 `block_permutation`。
+
+移植中为什么会出现
+    burn 的 `Linear` 把权重存成 `[d_input, d_output]`，PyTorch 存成 `[out, in]`；把 PyTorch 打包的
+    `weight_hh_l0` 拆给 burn 每个门的 Linear 时，每一块都要转置。那里每块都是方阵，所以忘了转置
+    照样能加载，不报形状错误；只有一块转置错了也一样。输入权重在输入大小不同时不是方阵，错了会
+    加载失败：只有隐藏权重会悄无声息地出错。
+
+例子
+    参考 `gru.weight_hh_l0` `[144, 48]`（r|z|n，H 为 48），候选里每个 48 × 48 的块都被转置：
+    transposed `[0, 1, 2]`，「every gate block transposed (GRU packs r|z|n along axis 0)」。
+
+怎么改
+    拆打包张量时把每一块转置（第 i 个门的 burn Linear 用 `weight_hh_l0[i*H:(i+1)*H].T`），或者通过
+    burn-store 的 `PyTorchToBurnAdapter` 加载，它会转置 Linear 权重。
+""",
     "permutation": """permutation：候选按另一种顺序放着参考的值。
 
 检测什么
@@ -162,6 +188,31 @@ DIAGNOSIS_ZH = {
 怎么改
     轴顺序不同时，比较或移植之前先 `permute` 成参考的布局；行顺序不同时，让两边按同样的顺序
     遍历数据（不打乱，或用相同的采样种子），或者按参考的顺序拆开堆叠的块。
+""",
+    "rows": """rows：不一致只出现在少数几行里，其余每一行都一致。
+
+检测什么
+    一个至少两个轴的张量，按容差判为不一致的元素全都落在少数几行里（第 0 轴的下标，每行至少两个
+    元素），其余每一行都在容差以内：不一致的行最多占有值的行（任一边非零）的四分之一，这样每个
+    不一致的行至少有三个一致的行作证据，而两边都是零的行什么也证明不了；每个不一致的行里，有值的
+    采样元素至少一半不一致（整行，而不是零星几个元素）。`rows`：不一致的行（前 8 个），`count`：
+    有几行，`share`：`count` 占张量行数的比例。按样本诊断的张量，行取自采样到的不一致元素，而且
+    整个张量的不一致元素数必须装得进这些行。张量的名字像嵌入表（`embed`、`wte`、`wpe`），而且
+    唯一不一致的那一行在参考里全是零时，`hint` 指出 `padding_idx`。行顺序（`permutation`）、
+    转置了的块（`block_transpose`）和舍入噪声（`rounding`）说得比「在哪里」更多，报告的是它们。
+
+移植中为什么会出现
+    `nn.Embedding(padding_idx=p)` 让第 p 行保持为零：PyTorch 既不给它梯度，也不更新它；burn 的
+    `Embedding` 没有这个选项，所以移植里 padding 那一行被训练了。还有：batch 里的某一个样本被
+    另行处理（mask、长度、特殊 token），分类器权重里某一类的行、或者某个 token 的嵌入从别处加载。
+
+例子
+    参考 `grad/embed.weight` `[40, 32]` 的第 0 行全是零，候选的第 0 行不为零，其余各行相同：
+    rows `[0]`，count 1，share 0.025，「the reference's row 0 is zero: an Embedding's padding_idx row」。
+
+怎么改
+    看这些行特殊在哪里：padding 下标（在 burn 里用 `pita::padding_idx::embedding_with_padding_idx`
+    包住查表），样本的 mask 或长度，这些行代表的 token 或类别。
 """,
     "rounding": """rounding：差异是舍入噪声，不是 bug。
 
