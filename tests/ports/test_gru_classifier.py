@@ -141,6 +141,8 @@ def hh_not_transposed(report: dict) -> None:
     assert_first(report, "parameters", "param/gru.weight_hh_l0")
     assert list(parameter_mismatches(report)) == ["param/gru.weight_hh_l0"]  # the input weights, not square, were transposed
     assert "loaded or laid out differently" in report["verdict"]
+    [finding] = [d for d in report["first_divergence"]["diagnosis"] if d["kind"] == "block_transpose"]
+    assert "every gate block transposed" in finding["message"]
 
 
 def bias_hh_dropped(report: dict) -> None:
@@ -172,6 +174,8 @@ def padding_idx_lost(report: dict) -> None:
     tensor = first["tensor"]
     assert tensor["mismatched"] == EMBED and tensor["worst_index"][0] == PAD
     assert "the backward pass differs" in report["verdict"]
+    [finding] = [d for d in first["diagnosis"] if d["kind"] == "rows"]
+    assert finding["rows"] == [PAD] and "padding_idx" in finding["hint"]
 
 
 def adamw_defaults(report: dict) -> None:
