@@ -89,8 +89,8 @@ class AppliedTolerance:
         if self.source == "exact":
             return "exact"
         if self.source == "float64":
-            return (f"atol={BUDGET_FACTOR:g}*max(reference's error against the float64 run, {FLOOR_ULPS:g} ULP at the tensor's scale), "
-                    f"each tensor its own ({self.tensors})")
+            return (f"{BUDGET_FACTOR:g} × max(the reference's own error against the float64 run, {FLOOR_ULPS:g} ULP of the tensor's "
+                    f"largest value), per tensor ({self.tensors})")
         t = self.tolerance
         return f"atol={t.atol:g} rtol={t.rtol:g}" + (f" ulp={t.ulp}" if t.ulp is not None else "") + self._nan_policy_unlike(nominal)
 
@@ -126,6 +126,8 @@ def tolerance_text(nominal: Tolerance, applied: list[AppliedTolerance]) -> str:
         return nominal.formula()
     ulp = " (or ULP distance <= ulp)" if any(a.tolerance.ulp is not None for a in applied if a.source != "exact") else ""
     pairs = "; ".join(f"{a.label} {a.bounds(nominal)}" for a in applied)
+    if all(a.source in ("float64", "exact") for a in applied):
+        return f"|candidate - reference| <= the float64 budget, by dtype: {pairs}. {nominal.nan_policy()}; {INF_POLICY}"
     return f"|candidate - reference| <= atol + rtol*|reference|{ulp}, by dtype: {pairs}. {nominal.nan_policy()}; {INF_POLICY}"
 
 
@@ -429,7 +431,7 @@ def beyond_budget(result: TensorResult) -> str:
     """Why no tolerance is suggested for a tensor judged by the float64 budget."""
     f = result.float64
     return (f"nothing: the float64 run allows |diff| <= {f['allowed']:.3g} here (pita.budget: {BUDGET_FACTOR:g} × the larger of the "
-            f"reference's own error {f['reference_error']:.3g} and {FLOOR_ULPS:g} ULP at the tensor's scale {f['scale']:.3g}); "
+            f"reference's own error {f['reference_error']:.3g} and {FLOOR_ULPS:g} ULP of the tensor's largest value, {f['scale']:.3g}); "
             f"max|diff| is {result.max_abs_diff / f['allowed']:.3g}× that, beyond float32 noise")
 
 

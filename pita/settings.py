@@ -61,7 +61,8 @@ class SettingsComparison:
         return [s for s in self.settings if s.differs]
 
     def to_dict(self) -> dict:
-        return {"differences": [s.to_dict() for s in self.differences], "compared": len(self.settings), "not_compared": self.not_compared}
+        return {"differences": [s.to_dict() for s in self.differences], "compared": len(self.settings),
+                "names": [s.name for s in self.settings], "not_compared": self.not_compared}
 
 
 def optimizer_settings(metadata: dict) -> tuple[str, dict, list[str]] | None:

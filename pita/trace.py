@@ -858,7 +858,7 @@ def _settings_line(result: TraceResult) -> str:
         return "settings: the optimizer's settings are not recorded on both sides, so they are not compared"
     differ = settings["differences"]
     line = (f"settings: {len(differ)} of {settings['compared']} optimizer settings differ: {_settings_text(differ)}" if differ
-            else f"settings: the optimizer's {settings['compared']} settings match")
+            else f"settings: the optimizer's {settings['compared']} settings match ({', '.join(settings.get('names', []))})")
     if settings["not_compared"]:
         line += f"; not compared: {', '.join(settings['not_compared'])}"
     return line
