@@ -7,7 +7,8 @@ their `.stderr` snapshots) and its chapter template (`chapter.md.j2`). Folders a
 so adding an experiment creates one folder and edits no shared file. `get` imports only the
 declaration it needs; `all_experiments` imports every one. Tutorials (worked ports under
 examples/) and guides (the book's front and reference pages under guides/, folders shaped like an
-experiment's) are discovered the same way; `chapter_ids` lists every id with a chapter."""
+experiment's) are discovered the same way, and so are the ports of public architectures under
+ports/ that declare one; `chapter_ids` lists every id with a chapter."""
 
 from __future__ import annotations
 
@@ -28,6 +29,9 @@ FOLDER = re.compile(r"^(p(\d+)([a-z]?))-([a-z0-9]+(?:-[a-z0-9]+)*)$")
 FILES = ("experiment.py", "pytorch.py", "burn.rs", "Cargo.toml", "chapter.md.j2")
 # A tutorial under examples/ is a worked port first: its burn side is a crate of its own layout.
 TUTORIAL_FILES = ("experiment.py", "pytorch.py", "chapter.md.j2")
+# The folders tutorials live in, each with the prefix of their ids: a worked port under examples/
+# is named by its folder; a port under ports/ by its crate and binary, `port-<folder>`.
+TUTORIAL_PLACES = {"examples": "", "ports": "port-"}
 # A guide under guides/ (a front or reference page of the book) holds what an experiment does.
 GUIDE_FILES = FILES
 
@@ -40,14 +44,26 @@ def examples_dir() -> Path:
     return repo_root() / "examples"
 
 
+def ports_dir() -> Path:
+    return repo_root() / "ports"
+
+
 @cache
 def tutorial_folders(directory: Path | None = None) -> dict[str, Path]:
-    """Tutorials: worked ports under examples/ that declare an `experiment.py` (kind
-    "tutorial"); the id is the folder's name. The book has a chapter for each."""
-    root = directory or examples_dir()
-    if not root.is_dir():
-        return {}
-    return {path.name: path for path in sorted(root.iterdir()) if (path / "experiment.py").is_file()}
+    """Tutorials: ports under examples/ and ports/ (or under `directory`) that declare an
+    `experiment.py` (kind "tutorial"); the id is the folder's name, with its place's prefix
+    (`TUTORIAL_PLACES`). The book has a chapter for each."""
+    roots = [directory] if directory else [repo_root() / place for place in TUTORIAL_PLACES]
+    return {folder_id(path, root.name): path for root in roots if root.is_dir()
+            for path in sorted(root.iterdir()) if (path / "experiment.py").is_file()}
+
+
+def folder_id(folder: Path, place: str) -> str:
+    """The id a folder under `place` declares: an experiment's `p<N>` prefix, else its name (a
+    port's under ports/ with `port-`)."""
+    if place == "experiments":
+        return FOLDER.match(folder.name).group(1)
+    return TUTORIAL_PLACES.get(place, "") + folder.name
 
 
 def tutorial_ids() -> list[str]:
@@ -115,13 +131,13 @@ def compile_fail_cases(folder: Path) -> tuple[str, ...]:
 
 
 def load(folder: Path, place: str = "experiments") -> Experiment:
-    """The experiment declared in `folder` under `place` (experiments, examples or guides), with
-    the paths and cases the folder gives it."""
-    needed = {"examples": TUTORIAL_FILES, "guides": GUIDE_FILES}.get(place, FILES)
+    """The experiment declared in `folder` under `place` (experiments, examples, ports or
+    guides), with the paths and cases the folder gives it."""
+    needed = {**dict.fromkeys(TUTORIAL_PLACES, TUTORIAL_FILES), "guides": GUIDE_FILES}.get(place, FILES)
     missing = [name for name in needed if not (folder / name).is_file()]
     if missing:
         raise BrokenExperiment(f"{place}/{folder.name}: missing {', '.join(missing)} (see docs/adding-an-experiment.md)")
-    experiment_id = FOLDER.match(folder.name).group(1) if place == "experiments" else folder.name
+    experiment_id = folder_id(folder, place)
     name = f"pita_lab.experiments.{experiment_id}".replace("-", "_")
     spec = importlib.util.spec_from_file_location(name, folder / "experiment.py")
     module = importlib.util.module_from_spec(spec)
@@ -135,9 +151,9 @@ def load(folder: Path, place: str = "experiments") -> Experiment:
         raise BrokenExperiment(f"{place}/{folder.name}/experiment.py defines no EXPERIMENT = Experiment(...)")
     if experiment.id != experiment_id:
         raise BrokenExperiment(f"{place}/{folder.name}/experiment.py defines experiment {experiment.id!r}, not {experiment_id!r}")
-    if experiment.kind.place != place:
+    if experiment.kind.place != ("examples" if place in TUTORIAL_PLACES else place):
         raise BrokenExperiment(f"{place}/{folder.name}/experiment.py: kind {experiment.kind.value!r} belongs under "
-                               f"{experiment.kind.place}/ (tutorials under examples/, guides under guides/, "
+                               f"{experiment.kind.place}/ (tutorials under examples/ or ports/, guides under guides/, "
                                "every other kind under experiments/)")
     return dataclasses.replace(experiment, folder=f"{place}/{folder.name}", compile_fail=compile_fail_cases(folder))
 
@@ -147,7 +163,8 @@ def _load(experiment_id: str) -> Experiment:
     if experiment_id in guide_folders():
         return check_related(load(guide_folders()[experiment_id], "guides"))
     if experiment_id in tutorial_folders():
-        return check_related(load(tutorial_folders()[experiment_id], "examples"))
+        folder = tutorial_folders()[experiment_id]
+        return check_related(load(folder, folder.parent.name))
     return check_related(load(folders()[experiment_id]))
 
 

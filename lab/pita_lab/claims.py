@@ -530,11 +530,15 @@ def show_default(value, side: str) -> str:
 class Traced(PairClaim):
     """`pita trace reference candidate` finds its first divergence in `phase`, at the tensor
     `name` (or one starting with it when it ends in `/` or `.`), diagnosed as `kind` when given.
-    With `phase=None` the claim is that trace finds none: every phase matches, exit 0."""
+    With `phase=None` the claim is that trace finds none: every phase matches, exit 0.
+    `random_masks`: trace also finds that the candidate drew its own random masks where the
+    reference recorded them; `settings`: these optimizer settings are among those that differ."""
 
     phase: str | None = None
     name: str = ""
     kind: str | None = None
+    random_masks: bool = False
+    settings: tuple[str, ...] = ()
 
     def observe(self, record, out):
         run = record.trace(self.reference, self.candidate)
@@ -542,14 +546,31 @@ class Traced(PairClaim):
         if self.phase is None:
             observed = "no divergence" if first is None else f"first divergence {first.phase} {first.name}"
             return "no divergence, exit 0", f"{observed}, exit {run.exit_code}", first is None and run.exit_code == 0
-        expected = f"{self.phase} {self.name}" + (f" ({self.kind})" if self.kind else "") + ", exit 1"
+        expected = f"{self.phase} {self.name}" + (f" ({self.kind})" if self.kind else "") + ", exit 1" + self._expected_findings()
         if first is None:
             return expected, f"no divergence, exit {run.exit_code}", False
         kinds = [d.kind for d in first.diagnosis]
         named = first.name.startswith(self.name) if self.name.endswith(("/", ".")) else first.name == self.name
-        ok = run.exit_code == 1 and first.phase == self.phase and named and (self.kind is None or self.kind in kinds)
-        observed = f"{first.phase} {first.name}" + (f" ({', '.join(kinds)})" if kinds else "") + f", exit {run.exit_code}"
+        findings, found = self._findings(run.result)
+        ok = run.exit_code == 1 and first.phase == self.phase and named and (self.kind is None or self.kind in kinds) and found
+        observed = f"{first.phase} {first.name}" + (f" ({', '.join(kinds)})" if kinds else "") + f", exit {run.exit_code}" + findings
         return expected, observed, ok
+
+    def _expected_findings(self) -> str:
+        return ("; random masks not replayed" if self.random_masks else "") + (f"; settings differ: {', '.join(self.settings)}" if self.settings else "")
+
+    def _findings(self, result) -> tuple[str, bool]:
+        """What trace found of the random masks and the settings, as far as the claim asks, and whether it holds."""
+        text, found = "", True
+        if self.random_masks:
+            masks = result.random_masks
+            text += f"; random masks: {masks['reference']} recorded, {masks['replayed']} replayed" if masks else "; no random-mask finding"
+            found = masks is not None
+        if self.settings:
+            differing = [d["name"] for d in result.setting_differences]
+            text += f"; settings differ: {', '.join(differing) or 'none'}"
+            found = found and set(self.settings) <= set(differing)
+        return text, found
 
 
 @dataclass(frozen=True)

@@ -103,8 +103,9 @@ class Experiment:
 
     @property
     def burn_package(self) -> str:
-        """The burn program's crate, named like its folder; its one binary is named like the id."""
-        return self.folder.rsplit("/", 1)[-1]
+        """The burn program's crate, named like its folder (a port's under ports/: like its id,
+        `port-<folder>`); its one binary is named like the id."""
+        return self.id if self.folder.startswith("ports/") else self.folder.rsplit("/", 1)[-1]
 
     @property
     def burn_binary(self) -> str:

@@ -23,10 +23,12 @@ from transformers import GPT2Config, GPT2LMHeadModel
 import pita.torch
 
 SEED = 0
+# book:begin config
 VOCAB, POSITIONS, WIDTH, LAYERS, HEADS = 96, 32, 64, 2, 4
 DROPOUT = 0.1
 BATCH, SEQ = 4, 16
 LR, STEPS = 1e-3, 2
+# book:end
 
 
 def build():
@@ -56,15 +58,19 @@ def main():
     args.out.mkdir(parents=True, exist_ok=True)
 
     model, tokens = build()
+    # book:begin weights
     # named_parameters() names the tied lm_head.weight once (save_file refuses two names for one tensor).
     save_file({name: p.detach().contiguous() for name, p in model.named_parameters()}, args.out / "weights.safetensors")
     save_file({"tokens": tokens}, args.out / "data.safetensors")
+    # book:end
 
+    # book:begin record
     def optimizer(params):  # a factory: the float64 run builds its own over its copy's parameters
         return torch.optim.AdamW(params, lr=LR)  # betas (0.9, 0.999), eps 1e-8, weight_decay 1e-2
 
     path = pita.torch.record(model, tokens, tokens, next_token_loss, args.out / "torch-record.safetensors", optimizer=optimizer, steps=STEPS,
                              experiment="port-gpt2", batch_size=BATCH)
+    # book:end
     print(f"wrote {path}")
 
 

@@ -280,6 +280,22 @@ def test_traced_needs_the_phase_the_tensor_and_the_diagnosis():
     assert check(prefix, traced(1, first))
 
 
+def test_traced_can_also_need_the_random_masks_and_the_settings_found():
+    first = divergence("forward", "act/drop")
+    masks = Traced("t", "", "torch-record", "burn-port", phase="forward", name="act/drop", random_masks=True)
+    rec = traced(1, first)
+    assert not check(masks, rec)
+    rec.traces[0].result.random_masks = {"reference": 2, "first": "mask1/drop", "replayed": 0}
+    assert check(masks, rec)
+    eps = Traced("t", "", "torch-record", "burn-port", phase="forward", name="act/drop", settings=("eps",))
+    assert not check(eps, rec)
+    rec.traces[0].result.settings = {"compared": 6, "differences": [{"name": "weight_decay", "reference": 0.01, "candidate": 1e-4}]}
+    assert not check(eps, rec)
+    rec.traces[0].result.settings["differences"].append({"name": "eps", "reference": 1e-8, "candidate": 1e-5})
+    result = eps.check(rec, None)
+    assert result.ok and result.observed == "forward act/drop, exit 1; settings differ: weight_decay, eps", result.observed
+
+
 def test_traced_without_a_phase_claims_no_divergence():
     claim = Traced("t", "", "torch-record", "burn-port")
     assert check(claim, traced(0))

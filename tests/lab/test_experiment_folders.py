@@ -98,6 +98,27 @@ def test_a_guide_folder_is_discovered_and_held_to_its_kind(tmp_path):
         catalog.load(found["how-to-read"], "guides")
 
 
+def test_a_port_under_ports_is_a_tutorial_named_like_its_crate(tmp_path):
+    """A port of a public architecture (ports/<name>/, crate and binary `port-<name>`) that
+    declares an experiment is a tutorial with the id `port-<name>`; one without is not."""
+    for tutorial in map(catalog.get, catalog.tutorial_ids()):
+        if tutorial.folder.startswith("ports/"):
+            manifest = tomllib.loads((ROOT / tutorial.folder / "burn" / "Cargo.toml").read_text())
+            assert manifest["package"]["name"] == tutorial.burn_package == tutorial.id
+            assert [b["name"] for b in manifest["bin"]] == [tutorial.burn_binary]
+    ports = tmp_path / "ports"
+    shutil.copytree(catalog.tutorial_folders()["port-gpt2"], ports / "tiny", ignore=shutil.ignore_patterns("burn"))
+    declaration = ports / "tiny" / "experiment.py"
+    declaration.write_text(declaration.read_text().replace('id="port-gpt2"', 'id="port-tiny"'))
+    (ports / "no-lab").mkdir()
+    found = catalog.tutorial_folders(ports)
+    assert list(found) == ["port-tiny"]
+    port = catalog.load(found["port-tiny"], "ports")
+    assert (port.id, port.folder, port.kind, port.burn_package, port.burn_binary) == ("port-tiny", "ports/tiny", "tutorial", "port-tiny", "port-tiny")
+    with pytest.raises(BrokenExperiment, match=r"defines experiment 'port-tiny', not 'tiny'"):
+        catalog.load(found["port-tiny"], "examples")
+
+
 def test_guides_come_first_among_the_chapters():
     assert catalog.chapter_ids() == catalog.guide_ids() + catalog.ids() + catalog.tutorial_ids()
     assert {"reading", "nonscalar-backward"} <= set(catalog.guide_ids())
@@ -138,7 +159,7 @@ def test_a_declaration_imports_every_shared_claim_from_experiment():
 def shared_files() -> list[str]:
     tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
     rendered = {path.relative_to(ROOT).as_posix() for path in render_all(ROOT)}
-    tutorials = tuple(f"examples/{name}/" for name in catalog.tutorial_ids())  # a tutorial cites the pitfalls it meets
+    tutorials = tuple(f"{catalog.get(name).folder}/" for name in catalog.tutorial_ids())  # a tutorial cites the pitfalls it meets
     return [f for f in tracked if not f.startswith(("experiments/", *tutorials, *GENERATED)) and not f.endswith(LOCKFILE) and f not in rendered]
 
 

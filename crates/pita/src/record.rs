@@ -67,7 +67,9 @@
 //! module types holding the tensor. As burn-store's `BurnToPyTorchAdapter` writes them:
 //!
 //! - `Linear`: `weight` is written transposed, `[out, in]` (burn keeps `[in, out]`); its
-//!   gradient too;
+//!   gradient too. [`transpose_linears(false)`](Recorder::transpose_linears) keeps burn's
+//!   layout, for weights PyTorch stores `[in, out]` (transformers' `Conv1D`, GPT-2's) and the
+//!   port loads without the adapter;
 //! - `LayerNorm`, `BatchNorm`, `GroupNorm`, `RmsNorm`: `gamma` → `weight`, `beta` → `bias`.
 //!
 //! Beyond the adapter, so that the names are `named_parameters()`'s:
@@ -362,6 +364,7 @@ impl fmt::Debug for Recorder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Recorder")
             .field("torch_names", &self.naming.torch)
+            .field("transpose_linears", &!self.naming.keep_linear_layout)
             .field("norm_first", &self.naming.norm_first)
             .field("prefix", &self.naming.prefix)
             .field("names", &self.names().collect::<Vec<_>>())
@@ -381,6 +384,19 @@ impl Recorder {
     /// as burn has them. Set it before recording: it applies to the calls that follow.
     pub fn torch_names(mut self, torch_names: bool) -> Self {
         self.naming.torch = torch_names;
+        self
+    }
+
+    /// With `false`, [`torch_names`](Self::torch_names) keeps PyTorch's names but records each
+    /// Linear weight in burn's `[in, out]` layout, as it is held (and its gradient, its values
+    /// after each step and its `init/` value): for weights loaded without burn-store's
+    /// `PyTorchToBurnAdapter`, because PyTorch stored them `[in, out]` already, as transformers'
+    /// `Conv1D` does (GPT-2). The default, `true`, writes them transposed, `[out, in]`, as
+    /// `nn.Linear` stores them. The blocks of a tensor PyTorch packs (GRU, LSTM,
+    /// MultiHeadAttention) keep PyTorch's layout: those modules store `[out, in]`. Without
+    /// `torch_names` nothing is transposed either way.
+    pub fn transpose_linears(mut self, transpose_linears: bool) -> Self {
+        self.naming.keep_linear_layout = !transpose_linears;
         self
     }
 

@@ -80,7 +80,7 @@ def render_catalog(root: Path) -> str:
 
 def render_chapter(root: Path, record: RunRecord) -> str:
     experiment = catalog.get(record.experiment)
-    template = environment().get_template(f"{experiment.burn_package}/chapter.md.j2")
+    template = environment().get_template(f"{Path(experiment.folder).name}/chapter.md.j2")
     return template.render(
         mainline_zh=MAINLINE_ZH,
         experiment=experiment,

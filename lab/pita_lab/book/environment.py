@@ -23,7 +23,7 @@ def book_dir(root: Path) -> Path:
 def environment() -> jinja2.Environment:
     environment = jinja2.Environment(
         # Shared layouts by name (`layout.md.j2`), chapters by folder (`p12-…/chapter.md.j2`).
-        loader=jinja2.FileSystemLoader([TEMPLATES, catalog.experiments_dir(), catalog.examples_dir(), catalog.guides_dir()]),
+        loader=jinja2.FileSystemLoader([TEMPLATES, catalog.experiments_dir(), catalog.examples_dir(), catalog.ports_dir(), catalog.guides_dir()]),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,

@@ -191,6 +191,58 @@ fn records_a_training_step() {
     assert_ne!(param, stepped);
 }
 
+/// `transpose_linears(false)`: PyTorch's names, but every Linear weight recorded alone as burn
+/// holds it, `[in, out]` (a Conv1D checkpoint loaded raw), its `init/`, gradient and step too;
+/// a pack's blocks keep PyTorch's `[out, in]`; the default transposes.
+#[cfg(feature = "autodiff")]
+#[test]
+fn linears_keep_burns_layout_when_asked() {
+    #[derive(Module, Debug)]
+    struct Gpt {
+        net: Net,
+        mha: MultiHeadAttention,
+    }
+    let device = device();
+    let model = Gpt { net: Net::new(&device), mha: MultiHeadAttentionConfig::new(4, 2).init(&device) };
+    let record = |transpose_linears: bool| {
+        let mut recorder = Recorder::new().torch_names(true).transpose_linears(transpose_linears);
+        recorder.init_params(&model).unwrap().params(&model).unwrap();
+        let loss = model.net.forward(inputs(&device)).powi_scalar(2).mean();
+        recorder.grads(&model, &loss.backward()).unwrap().step(1, &model).unwrap();
+        dump_of(recorder)
+    };
+    let fc1 = values(model.net.fc1.weight.val());
+    let kept = record(false);
+    for kind in ["init", "param", "grad", "step1"] {
+        assert_eq!(dumped(&kept, &format!("{kind}/net.fc1.weight")).0, [3, 4], "{kind}");
+        assert_eq!(dumped(&kept, &format!("{kind}/net.layers.1.weight")).0, [4, 2], "{kind}");
+    }
+    assert_eq!(dumped(&kept, "param/net.fc1.weight").1, fc1);
+    assert_eq!(dumped(&kept, "param/net.norm.weight").1, values(model.net.norm.gamma.val())); // gamma -> weight still
+    assert!(kept.get("param/net.norm.gamma").is_none());
+    assert_eq!(dumped(&kept, "param/mha.out_proj.weight").1, values(model.mha.output.weight.val()));
+    let (shape, packed) = dumped(&kept, "param/mha.in_proj_weight");
+    assert_eq!(shape, [12, 4]);
+    assert_eq!(packed[..16], values(model.mha.query.weight.val().transpose()));
+
+    let transposed = record(true); // the default
+    assert_eq!(dumped(&transposed, "grad/net.fc1.weight").0, [4, 3]);
+    assert_eq!(dumped(&transposed, "param/net.fc1.weight").1, values(model.net.fc1.weight.val().transpose()));
+    assert_eq!(dumped(&transposed, "param/mha.in_proj_weight").1, packed);
+    assert!(format!("{:?}", Recorder::new().transpose_linears(false)).contains("transpose_linears: false"));
+}
+
+/// Loaded alone under its PyTorch name (`torch_names_from`), a Linear weight keeps burn's layout too.
+#[test]
+fn linears_loaded_by_name_keep_burns_layout_when_asked() {
+    let model = Bert::new(&device());
+    let mut recorder = Recorder::new().torch_names_from(["bert.attn.query.weight"], &[(r"^bert\.attn\.", "mha.")]).unwrap().transpose_linears(false);
+    recorder.params(&model).unwrap();
+    let dump = dump_of(recorder);
+    assert_eq!(dumped(&dump, "param/bert.attn.query.weight").1, values(model.mha.query.weight.val()));
+    assert_eq!(dumped(&dump, "param/out.weight").0, [4, 2]);
+}
+
 #[test]
 fn repeated_taps_are_numbered_in_order() {
     let device = device();

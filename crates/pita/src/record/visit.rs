@@ -16,6 +16,9 @@ use super::Entry;
 #[derive(Debug, Default, Clone)]
 pub(super) struct Names {
     pub torch: bool,
+    /// Linear weights recorded alone keep burn's `[in, out]` under `torch`
+    /// ([`Recorder::transpose_linears`](super::Recorder::transpose_linears)`(false)`).
+    pub keep_linear_layout: bool,
     /// burn's TransformerEncoderLayers are pre-norm ([`Recorder::norm_first`](super::Recorder::norm_first)).
     pub norm_first: bool,
     pub renames: Renames,
@@ -32,6 +35,9 @@ impl Names {
         if let Some(loaded_from) = self.torch.then(|| self.renames.loaded_from(path, containers)).flatten() {
             naming.path = loaded_from.to_string();
             naming.block = None; // loaded alone, recorded alone
+        }
+        if self.keep_linear_layout && naming.block.is_none() {
+            naming.transpose = false; // a pack's blocks stay [out, in], as PyTorch's packing modules store them
         }
         naming.path.insert_str(0, &self.prefix);
         if let Some(block) = naming.block.as_mut() {

@@ -24,7 +24,7 @@ use burn::tensor::activation::log_softmax;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use pita::dump::Dump;
 use pita::load_check::assert_fully_loaded;
-use pita::record::Recorder;
+use pita::record::{safetensors_names, Recorder};
 use pita::replay::Replay;
 
 use model::{Gpt2, VOCAB, WIDTH};
@@ -36,6 +36,12 @@ const STEPS: usize = 2;
 /// `torch.optim.AdamW`'s defaults; burn's `AdamWConfig::new()` has epsilon 1e-5, weight decay 1e-4.
 const TORCH_ADAMW_EPSILON: f32 = 1e-8;
 const TORCH_ADAMW_WEIGHT_DECAY: f32 = 1e-2;
+// book:begin load_renames
+/// PyTorch name -> burn path, for the load: the LayerNorms' `weight`/`bias` are burn's
+/// `gamma`/`beta` (what the adapter would rename, without its transposes). The recorder turns
+/// them around.
+const LOAD_RENAMES: [(&str, &str); 2] = [(r"^(.+\.ln_(?:\d+|f))\.weight$", "$1.gamma"), (r"^(.+\.ln_(?:\d+|f))\.bias$", "$1.beta")];
+// book:end
 
 struct Args {
     out: PathBuf,
@@ -68,8 +74,9 @@ impl Args {
 /// GPT-2's Conv1D weights are stored `[in, out]`, which is burn's Linear layout already, so they
 /// load as they are: burn-store's PyTorch adapter would transpose them as `nn.Linear` weights.
 /// What the adapter would do that is needed here, the LayerNorms' `weight`/`bias` to
-/// `gamma`/`beta`, is two key remappings.
+/// `gamma`/`beta`, is [`LOAD_RENAMES`].
 fn load_weights(model: &mut Gpt2, path: &Path, plants: &Plants) -> Result<(), Box<dyn Error>> {
+    // book:begin conv1d_through_adapter
     if plants.has("conv1d-through-adapter") {
         // Through the adapter, c_attn, c_fc and mlp.c_proj fail with a shape mismatch (transposed,
         // they are [out, in]); loading exactly those again without the adapter silences the
@@ -81,11 +88,15 @@ fn load_weights(model: &mut Gpt2, path: &Path, plants: &Plants) -> Result<(), Bo
         }
         return Ok(());
     }
-    let mut store = SafetensorsStore::from_file(path)
-        .with_key_remapping(r"^(.+\.ln_(?:\d+|f))\.weight$", "$1.gamma")
-        .with_key_remapping(r"^(.+\.ln_(?:\d+|f))\.bias$", "$1.beta");
+    // book:end
+    // book:begin load_weights
+    let mut store = SafetensorsStore::from_file(path); // no adapter: Conv1D's [in, out] is burn's Linear layout
+    for (pattern, replacement) in LOAD_RENAMES {
+        store = store.with_key_remapping(pattern, replacement);
+    }
     let result = model.load_from(&mut store)?;
     assert_fully_loaded(&result); // nothing left at burn's random init
+    // book:end
     Ok(())
 }
 
@@ -105,6 +116,7 @@ fn load_tokens(path: &Path, device: &Device) -> Result<Tensor<2, Int>, Box<dyn E
 /// batch * (seq - 1) predictions (transformers shifts `labels=tokens` the same way).
 fn next_token_loss(logits: Tensor<3>, tokens: Tensor<2, Int>, plants: &Plants) -> Tensor<1> {
     let [b, t, v] = logits.dims();
+    // book:begin loss
     let (logits, targets) = if plants.has("loss-no-shift") {
         (logits.narrow(1, 0, t - 1), tokens.narrow(1, 0, t - 1))
     } else {
@@ -113,6 +125,7 @@ fn next_token_loss(logits: Tensor<3>, tokens: Tensor<2, Int>, plants: &Plants) -
     let n = b * (t - 1);
     let log_probs = log_softmax(logits.reshape([n, v]), 1);
     (-log_probs.gather(1, targets.reshape([n, 1]))).mean()
+    // book:end
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
@@ -127,10 +140,16 @@ fn main() -> Result<(), Box<dyn Error>> {
     let device = Device::flex().autodiff();
     device.seed(0); // burn's initial values (recorded as init/*, then replaced by the load): the same every run
 
-    let mut recorder = Recorder::new();
+    let weights = args.out.join("weights.safetensors");
+    // book:begin recorder
+    // Each tensor under the PyTorch name it was loaded from (the load's renames turned around),
+    // the rest under PyTorch's names; the Linear weights in the [in, out] layout the Conv1D
+    // checkpoint has and the port loaded as it is (load_weights).
+    let mut recorder = Recorder::new().torch_names_from(safetensors_names(&weights)?, &LOAD_RENAMES)?.transpose_linears(false);
+    // book:end
     let mut model = Gpt2::new(&device);
     recorder.init_params(&model)?; // init/*: trace's load audit flags a parameter the load never reached
-    load_weights(&mut model, &args.out.join("weights.safetensors"), plants)?;
+    load_weights(&mut model, &weights, plants)?;
     if plants.has("untied-head") {
         // burn has no tied parameters: a head of its own, a copy of the embedding (Linear: [in, out];
         // detached: a Param is a leaf)
@@ -139,9 +158,12 @@ fn main() -> Result<(), Box<dyn Error>> {
         model.lm_head = Some(head);
     }
     let tokens = load_tokens(&args.out.join("data.safetensors"), &device)?;
+    // book:begin replay
     let masks = Replay::from_file(&args.out.join("torch-record.safetensors"))?; // the reference's dropout masks
+    // book:end
     let [batch, _] = tokens.dims();
 
+    // book:begin adamw
     let config = if plants.has("adamw-defaults") {
         AdamWConfig::new()
     } else {
@@ -149,7 +171,9 @@ fn main() -> Result<(), Box<dyn Error>> {
     };
     let mut optimizer = config.init();
     recorder.optimizer(LR, &config)?; // trace compares it with PyTorch's param_groups
+    // book:end
 
+    // book:begin record
     recorder.params(&model)?;
     for k in 1..=STEPS {
         let loss = {
@@ -167,6 +191,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         model = optimizer.step(LR, model, grads);
         recorder.step(k, &model)?;
     }
+    // book:end
 
     let builder = Dump::builder().variant(plants.variant()).experiment("port-gpt2").metadata("batch_size", batch);
     let path = recorder.into_dump(builder.device(&device))?.write(&args.out)?;

@@ -57,6 +57,7 @@ impl Attention {
         }
     }
 
+    // book:begin attention
     fn forward(&self, x: Tensor<3>, path: &str, plants: &Plants) -> Tensor<3> {
         let [b, t, d] = x.dims();
         let head_dim = d / self.n_head;
@@ -84,6 +85,7 @@ impl Attention {
         tap(&path_resid, &y);
         y
     }
+    // book:end
 }
 
 /// `GPT2MLP`: `c_fc`, GELU (transformers' `gelu_new`, the tanh approximation), `c_proj`, dropout.
@@ -103,6 +105,7 @@ impl Mlp {
         }
     }
 
+    // book:begin mlp
     fn forward(&self, x: Tensor<3>, path: &str, plants: &Plants) -> Tensor<3> {
         let h = self.c_fc.forward(x);
         pita::tap!("{path}.c_fc", &h);
@@ -116,6 +119,7 @@ impl Mlp {
         tap(&path_dropout, &y);
         y
     }
+    // book:end
 }
 
 /// `GPT2Block`, pre-norm: x + attn(ln_1(x)), then x + mlp(ln_2(x)).
