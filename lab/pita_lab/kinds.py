@@ -44,7 +44,7 @@ _STAGE_ZH = {
 
 class Kind(StrEnum):
     """How a divergence shows in a port. `same` marks a candidate whose paired run showed none;
-    `tutorial` a worked port under examples/, traced phase by phase rather than one pitfall;
+    `tutorial` a worked port under examples/ or ports/, traced phase by phase rather than one pitfall;
     `guide` a front or reference page under guides/ whose examples run like an experiment's."""
 
     SILENT = "silent"
