@@ -73,6 +73,43 @@ _browser_skips: dict[str, None] = {}  # the reasons, in order, once each
 
 
 @pytest.hookimpl(tryfirst=True)
+
+# --- programs the integration tests run -------------------------------------------------------------
+
+
+def run(*command, timeout=600) -> subprocess.CompletedProcess:
+    """A program run from the checkout's root, its output captured."""
+    return subprocess.run([str(part) for part in command], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+def cargo_binary(name: str) -> Path:
+    """`cargo build --workspace --bin NAME` (the workspace's one feature set, so the burn build is
+    reused: ARCHITECTURE.md), the executable's path as cargo reports it (so a CARGO_TARGET_DIR
+    elsewhere works too); skips where cargo is missing."""
+    import shutil
+
+    if shutil.which("cargo") is None:
+        pytest.skip("cargo is not on PATH: the burn side cannot be built")
+    proc = run("cargo", "build", "--workspace", "--bin", name, "--message-format=json", timeout=3600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    for line in proc.stdout.splitlines():
+        message = json.loads(line)
+        if message.get("reason") == "compiler-artifact" and message["target"]["name"] == name and message.get("executable"):
+            return Path(message["executable"])
+    raise AssertionError(f"cargo built no {name} executable")
+
+
+def trace_json(reference: Path, candidate: Path) -> tuple[int, dict]:
+    """`pita trace REFERENCE CANDIDATE --format json`, default options: its exit code and its JSON."""
+    proc = run(sys.executable, "-m", "pita", "trace", reference, candidate, "--format", "json")
+    assert proc.returncode in (0, 1), proc.stderr
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def phases(report: dict) -> dict:
+    """A trace's phases by name."""
+    return {phase["phase"]: phase for phase in report["phases"]}
+
 def pytest_runtest_setup(item):
     if BROWSER_FIXTURE in getattr(item, "fixturenames", ()):
         _browser_outcomes[item.nodeid] = "not run"

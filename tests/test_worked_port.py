@@ -14,14 +14,12 @@ Needs torch and cargo (skips without them); after the build, the whole module ta
 seconds."""
 
 import json
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, cargo_binary, phases, run, trace_json
 
 pytestmark = pytest.mark.integration
 
@@ -29,10 +27,6 @@ EXAMPLE = ROOT / "examples" / "port-encoder"
 BATCH = 4  # pytorch.py's BATCH
 PHASES = ("parameters", "forward", "loss", "backward", "step")
 OPTIMIZER_VERDICT = "the optimizer or its hyper-parameters differ"
-
-
-def run(*command, timeout=300) -> subprocess.CompletedProcess:
-    return subprocess.run([str(part) for part in command], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture(scope="module")
@@ -49,18 +43,7 @@ def out(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def binary() -> Path:
-    """`cargo build --workspace --bin port-encoder` (the workspace's one feature set, so the burn
-    setup built is reused: ARCHITECTURE.md), the executable's path as cargo reports it (so a
-    CARGO_TARGET_DIR elsewhere works too)."""
-    if shutil.which("cargo") is None:
-        pytest.skip("cargo is not on PATH: the burn side cannot be built")
-    proc = run("cargo", "build", "--workspace", "--bin", "port-encoder", "--message-format=json", timeout=3600)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    for line in proc.stdout.splitlines():
-        message = json.loads(line)
-        if message.get("reason") == "compiler-artifact" and message["target"]["name"] == "port-encoder" and message.get("executable"):
-            return Path(message["executable"])
-    raise AssertionError("cargo built no port-encoder executable")
+    return cargo_binary("port-encoder")
 
 
 def burn(binary: Path, out: Path, mistakes: str, variant: str) -> Path:
@@ -72,13 +55,7 @@ def burn(binary: Path, out: Path, mistakes: str, variant: str) -> Path:
 
 
 def trace(out: Path, candidate: Path) -> tuple[int, dict]:
-    proc = run(sys.executable, "-m", "pita", "trace", out / "torch-record.safetensors", candidate, "--format", "json")
-    assert proc.returncode in (0, 1), proc.stderr
-    return proc.returncode, json.loads(proc.stdout)
-
-
-def phases(report: dict) -> dict:
-    return {phase["phase"]: phase for phase in report["phases"]}
+    return trace_json(out / "torch-record.safetensors", candidate)
 
 
 def assert_first(report: dict, phase: str, kind: str | None = None) -> dict:

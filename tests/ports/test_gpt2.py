@@ -9,14 +9,12 @@ Needs torch, transformers and cargo (skips without them); after the build, the m
 about 25 s of CPU (a minute on a busy 2-core machine)."""
 
 import json
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, cargo_binary, phases, run, trace_json
 
 pytestmark = pytest.mark.integration
 
@@ -25,10 +23,6 @@ BINARY = "port-gpt2"
 PHASES = ("parameters", "forward", "loss", "backward", "step")
 LAYERS = 2  # pytorch.py's LAYERS
 MASKS_PER_STEP = 1 + 3 * LAYERS  # transformer.drop; per block: the attention weights', resid_dropout's, mlp.dropout's
-
-
-def run(*command, timeout=300) -> subprocess.CompletedProcess:
-    return subprocess.run([str(part) for part in command], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture(scope="module")
@@ -46,17 +40,7 @@ def out(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def binary() -> Path:
-    """`cargo build --workspace --bin port-gpt2` (the workspace's one feature set, so the burn
-    build is reused), the executable's path as cargo reports it."""
-    if shutil.which("cargo") is None:
-        pytest.skip("cargo is not on PATH: the burn side cannot be built")
-    proc = run("cargo", "build", "--workspace", "--bin", BINARY, "--message-format=json", timeout=3600)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    for line in proc.stdout.splitlines():
-        message = json.loads(line)
-        if message.get("reason") == "compiler-artifact" and message["target"]["name"] == BINARY and message.get("executable"):
-            return Path(message["executable"])
-    raise AssertionError(f"cargo built no {BINARY} executable")
+    return cargo_binary(BINARY)
 
 
 def burn(binary: Path, out: Path, plant: str) -> Path:
@@ -68,14 +52,7 @@ def burn(binary: Path, out: Path, plant: str) -> Path:
 
 
 def trace(out: Path, candidate: Path) -> tuple[int, dict]:
-    """`pita trace REFERENCE CANDIDATE --format json`: no other option."""
-    proc = run(sys.executable, "-m", "pita", "trace", out / "torch-record.safetensors", candidate, "--format", "json")
-    assert proc.returncode in (0, 1), proc.stderr
-    return proc.returncode, json.loads(proc.stdout)
-
-
-def phases(report: dict) -> dict:
-    return {phase["phase"]: phase for phase in report["phases"]}
+    return trace_json(out / "torch-record.safetensors", candidate)
 
 
 @pytest.fixture(scope="module")

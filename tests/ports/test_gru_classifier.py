@@ -10,14 +10,12 @@ without a rules file. Each plant is a negative control for the correct port's `o
 Needs torch and cargo (skips without them); after the build, the module takes about half a minute."""
 
 import json
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, cargo_binary, phases, run, trace_json
 
 pytestmark = pytest.mark.integration
 
@@ -26,10 +24,6 @@ BINARY = "port-gru-classifier"
 PHASES = ("parameters", "forward", "loss", "backward", "step")
 PAD, EMBED = 0, 32  # pytorch.py's padding token and embedding width
 GRU_PACKED = [f"param/gru.{name}" for name in ("bias_hh_l0", "bias_ih_l0", "weight_hh_l0", "weight_ih_l0")]
-
-
-def run(*command, timeout=300) -> subprocess.CompletedProcess:
-    return subprocess.run([str(part) for part in command], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture(scope="module")
@@ -46,17 +40,7 @@ def out(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def binary() -> Path:
-    """`cargo build --workspace --bin port-gru-classifier` (the workspace's one feature set, so
-    the burn build is reused), the executable's path as cargo reports it."""
-    if shutil.which("cargo") is None:
-        pytest.skip("cargo is not on PATH: the burn side cannot be built")
-    proc = run("cargo", "build", "--workspace", "--bin", BINARY, "--message-format=json", timeout=3600)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    for line in proc.stdout.splitlines():
-        message = json.loads(line)
-        if message.get("reason") == "compiler-artifact" and message["target"]["name"] == BINARY and message.get("executable"):
-            return Path(message["executable"])
-    raise AssertionError(f"cargo built no {BINARY} executable")
+    return cargo_binary(BINARY)
 
 
 def burn(binary: Path, out: Path, plant: str) -> Path:
@@ -68,14 +52,7 @@ def burn(binary: Path, out: Path, plant: str) -> Path:
 
 
 def trace(out: Path, candidate: Path) -> tuple[int, dict]:
-    """`pita trace REFERENCE CANDIDATE --format json`, default options."""
-    proc = run(sys.executable, "-m", "pita", "trace", out / "torch-record.safetensors", candidate, "--format", "json")
-    assert proc.returncode in (0, 1), proc.stderr
-    return proc.returncode, json.loads(proc.stdout)
-
-
-def phases(report: dict) -> dict:
-    return {phase["phase"]: phase for phase in report["phases"]}
+    return trace_json(out / "torch-record.safetensors", candidate)
 
 
 def test_the_correct_port_traces_ok_with_default_options(out, binary):

@@ -17,15 +17,13 @@ parameters). The port's seventh plant, conv-bias (ports/resnet18/README.md), is 
 the ports' tests within their time: its finding is the load audit's, which tests/test_trace.py covers."""
 
 import json
-import shutil
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, cargo_binary, phases, run, trace_json
 
 pytestmark = pytest.mark.integration
 
@@ -33,10 +31,6 @@ PORT = ROOT / "ports" / "resnet18"
 PHASES = ("parameters", "forward", "loss", "backward", "step")
 PLANTS = ("maxpool-no-padding", "bn-eps", "label-smoothing-missing", "adamw-defaults", "bn-biased-running-var")
 BATCH_NORMS = 20
-
-
-def run(*command, timeout=600) -> subprocess.CompletedProcess:
-    return subprocess.run([str(part) for part in command], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture(scope="module")
@@ -54,17 +48,7 @@ def out(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def binary() -> Path:
-    """`cargo build --workspace --bin port-resnet18` (the workspace's one feature set, so the burn
-    build is reused: ARCHITECTURE.md), the executable's path as cargo reports it."""
-    if shutil.which("cargo") is None:
-        pytest.skip("cargo is not on PATH: the burn side cannot be built")
-    proc = run("cargo", "build", "--workspace", "--bin", "port-resnet18", "--message-format=json", timeout=3600)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    for line in proc.stdout.splitlines():
-        message = json.loads(line)
-        if message.get("reason") == "compiler-artifact" and message["target"]["name"] == "port-resnet18" and message.get("executable"):
-            return Path(message["executable"])
-    raise AssertionError("cargo built no port-resnet18 executable")
+    return cargo_binary("port-resnet18")
 
 
 def burn(binary: Path, out: Path, plant: str) -> Path:
@@ -76,10 +60,7 @@ def burn(binary: Path, out: Path, plant: str) -> Path:
 
 
 def trace(out: Path, candidate: Path) -> tuple[int, dict]:
-    """`pita trace` with its default options, as JSON."""
-    proc = run(sys.executable, "-m", "pita", "trace", out / "torch-record.safetensors", candidate, "--format", "json")
-    assert proc.returncode in (0, 1), proc.stderr[-4000:]
-    return proc.returncode, json.loads(proc.stdout)
+    return trace_json(out / "torch-record.safetensors", candidate)
 
 
 @pytest.fixture(scope="module")
@@ -97,10 +78,6 @@ def traces(out, binary) -> dict[str, tuple[int, dict]]:
     variants = ("none", *PLANTS)
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(zip(variants, pool.map(one, variants)))
-
-
-def phases(report: dict) -> dict:
-    return {phase["phase"]: phase for phase in report["phases"]}
 
 
 def assert_first(report: dict, phase: str, name: str) -> dict:
