@@ -4,7 +4,7 @@ training run, the burn port is built and run with the catalog's three mistakes p
 
     broken (layout, loss, eps) -> parameters: transpose
     fix1   (loss, eps)         -> loss: scale by the batch size
-    fix2   (eps)               -> step: the optimizer or its hyper-parameters differ
+    fix2   (eps)               -> step: the optimizer's settings differ: eps
     fixed                      -> every phase matches, exit 0
 
 The negative controls plant each mistake alone on the fixed port: trace's first finding is that
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.integration
 EXAMPLE = ROOT / "examples" / "port-encoder"
 BATCH = 4  # pytorch.py's BATCH
 PHASES = ("parameters", "forward", "loss", "backward", "step")
-OPTIMIZER_VERDICT = "the optimizer or its hyper-parameters differ"
+OPTIMIZER_VERDICT = "the optimizer's settings differ: eps: 1e-08 against 1e-05"
 
 
 @pytest.fixture(scope="module")

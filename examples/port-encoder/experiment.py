@@ -30,7 +30,7 @@ EXPERIMENT = Experiment(
         Traced("fix1-is-the-loss", "修好布局后，第一处分歧在 loss，诊断为 batch 倍的缩放",
                "torch-record", "burn-fix1", phase="loss", name="loss/1", kind="scale"),
         Traced("fix2-is-the-step", "再修好 loss，前向、loss、反向都一致，第一处分歧在优化器这一步",
-               "torch-record", "burn-fix2", phase="step", name="step1/"),
+               "torch-record", "burn-fix2", phase="step", name="step1/", settings=("eps",)),
         Traced("fixed-matches", "三处都修好，每个阶段都一致", "torch-record", "burn-fixed"),
     ),
 )

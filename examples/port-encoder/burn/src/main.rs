@@ -157,7 +157,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut optimizer = config.init();
 
     // book:begin record
-    recorder.params(&model)?;
+    recorder.params(&model)?.optimizer(LR, &config)?; // the settings trace compares first
     for k in 1..=STEPS {
         let loss = {
             let _listening = (k == 1).then(|| recorder.listen()); // activations of the first forward
