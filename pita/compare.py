@@ -37,7 +37,7 @@ from pita.dtypes import dtype_name, is_float, widen
 from pita.dump import Dump
 from pita.errors import UsageError
 from pita.filetensor import take
-from pita.recording import INIT
+from pita.recording import parse
 from pita.rules import Rules
 from pita.stats import ULP_UNBOUNDED, measure
 from pita.strict_json import unspelt
@@ -287,23 +287,34 @@ def check_same_inputs(reference: Dump, candidate: Dump) -> None:
                          cli_message=f"{differ}; pass --allow-input-mismatch to compare anyway")
 
 
-def without_init(dump: Dump) -> tuple[Dump, int]:
-    """The dump without its `init/` tensors (a recording's values before loading, which only
-    trace's load audit reads, docs/recording.md), and how many it had."""
-    tensors = {name: t for name, t in dump.tensors.items() if not name.startswith(INIT)}
-    skipped = len(dump.tensors) - len(tensors)
+def without_unwalked(dump: Dump) -> tuple[Dump, dict[str, int]]:
+    """The dump without the recorded names no walk compares (`pita.recording.parse` gives them no
+    phase): `init/` values before loading, which only trace's load audit reads, and `mask<k>/`
+    random masks, which trace reads to explain random ops (docs/recording.md); and how many of each
+    kind it had."""
+    skipped: dict[str, int] = {}
+    tensors = {}
+    for name, tensor in dump.tensors.items():
+        recorded = parse(name)
+        if recorded is not None and recorded.phase is None:
+            skipped[recorded.kind] = skipped.get(recorded.kind, 0) + 1
+        else:
+            tensors[name] = tensor
     if not skipped:
-        return dump, 0
+        return dump, {}
     return Dump(tensors=tensors, metadata=dump.metadata, source=dump.source, notes=list(getattr(dump, "notes", []))), skipped
 
 
+SKIPPED_NOTES = {"init": "init/ tensor(s) not compared: the values before loading, read by pita trace's load audit",
+                 "mask": "mask tensor(s) not compared: the random masks the run drew, which pita trace reads and a port replays"}
+
+
 def _as_compared(dump: Dump) -> Dump:
-    """A recording leaves its `init/` tensors out, with a note; any other dump as it is."""
+    """A recording leaves out what no walk compares, with a note; any other dump as it is."""
     if "recording" not in dump.metadata:
         return dump
-    compared, skipped = without_init(dump)
-    if skipped:
-        compared.notes.append(f"{skipped} init/ tensor(s) not compared: the values before loading, read by pita trace's load audit")
+    compared, skipped = without_unwalked(dump)
+    compared.notes += [f"{count} {SKIPPED_NOTES[kind]}" for kind, count in skipped.items()]
     return compared
 
 
@@ -326,8 +337,8 @@ def compare_dumps(
     reference_tensors, reference_mappings = rules.apply(reference.tensors, "reference")
     candidate_tensors, candidate_mappings = rules.apply(candidate.tensors, "candidate")
     alignment = align(reference_tensors, candidate_tensors)
-    exact = float64_references(reference64, rules, reference_tensors, alignment.pairs)
-    exact_all = rules.apply(reference64.tensors, "reference")[0] if reference64 is not None else {}
+    exact_all = rules.apply(reference64.tensors, "reference")[0] if reference64 is not None else {}  # renamed as the reference is
+    exact = float64_references(exact_all, reference_tensors, alignment.pairs)
     share = update_share(reference.metadata)
     context = diagnose.Context(batch_sizes={b for b in (reference.batch_size, candidate.batch_size) if b})
     tensors, applied = [], {}
@@ -389,12 +400,10 @@ def tensor_tolerance(name: str, reference_dtype, candidate_dtype, tolerance: Tol
     return own, "", ""
 
 
-def float64_references(reference64: Dump | None, rules: Rules, reference_tensors: dict, names: list[str]) -> dict:
-    """The float64 run's tensors for the compared names (renamed as the reference is). One of
-    another shape than the reference's is a user's mistake: it is not a run of the same computation."""
-    if reference64 is None:
-        return {}
-    renamed, _ = rules.apply(reference64.tensors, "reference")
+def float64_references(renamed: dict, reference_tensors: dict, names: list[str]) -> dict:
+    """The float64 run's tensors (`renamed` as the reference's are) for the compared names. One of
+    another dtype than float64, or of another shape than the reference's, is a user's mistake: it
+    is not a float64 run of the same computation."""
     found = {name: renamed[name] for name in names if name in renamed}
     for name, exact in found.items():
         if is_float(exact.dtype) and dtype_name(exact.dtype) != "F64":

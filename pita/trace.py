@@ -57,7 +57,7 @@ from pita.compare import (
     tolerance_from_dict,
     tolerance_text,
     tolerance_to_dict,
-    without_init,
+    without_unwalked,
 )
 from pita.diagnose.base import Diagnosis
 from pita.dump import Dump
@@ -360,7 +360,7 @@ def trace_dumps(reference: Dump, candidate: Dump, tolerance: Tolerance | None = 
     notes = []
     if any(name.startswith(INIT) for name in reference.tensors):
         notes.append("reference: init/ tensors are not compared (the load audit reads the candidate's)")
-    masks = {name for name in reference.tensors if _is_mask(name)}
+    masks = {name for name in reference.tensors if (recorded := parse(name)) is not None and recorded.kind == "mask"}
     comparison = compare_dumps(_walked(reference), _walked(candidate), tolerance,
                                allow_input_mismatch=allow_input_mismatch, rules=rules,
                                reference64=_walked(reference64) if reference64 is not None else None)
@@ -462,19 +462,10 @@ def _absolute_tolerance_note(result: TraceResult) -> str:
     return note
 
 
-def _is_mask(name: str) -> bool:
-    recorded = parse(name)
-    return recorded is not None and recorded.kind == "mask"
-
-
 def _walked(dump: Dump) -> Dump:
-    """The recording without what trace does not walk: `init/` values (the load audit reads the
-    candidate's) and random masks (`mask<k>/`, read to explain random ops)."""
-    dump = without_init(dump)[0]
-    if not any(_is_mask(name) for name in dump.tensors):
-        return dump
-    return Dump(tensors={n: t for n, t in dump.tensors.items() if not _is_mask(n)}, metadata=dump.metadata, source=dump.source,
-                notes=list(getattr(dump, "notes", [])))
+    """The recording without what trace does not walk (`init/` values: the load audit reads the
+    candidate's; random masks: read to explain random ops)."""
+    return without_unwalked(dump)[0]
 
 
 def _dtype_note(comparison: ComparisonResult) -> list[str]:
@@ -499,12 +490,6 @@ def _check_recording(side: str, dump: Dump) -> None:
                          "loss/ tensors (record a run with pita.torch.record or pita::record::Recorder, docs/recording.md)")
 
 
-def _renamed(rules: Rules, names, side: str) -> dict[str, list[str]]:
-    """Each name as the rules file's renames and splits on `side` leave it (the names compare
-    pairs): one name, or a split's blocks in order."""
-    return rules.names_after(names, side)
-
-
 def _execution_order(reference: Dump, rules: Rules, comparison: ComparisonResult) -> tuple[list[str], list[str]]:
     """The activations in the order their calls ended: the reference's `execution_order` (renamed
     as the reference's tensors are), then any activation it does not list, in name order."""
@@ -523,7 +508,7 @@ def _execution_order(reference: Dump, rules: Rules, comparison: ComparisonResult
     if not isinstance(order, list) or not all(isinstance(name, str) for name in order):
         notes.append("the reference's execution_order is not a JSON list of names: activations are walked in name order")
         return acts, notes
-    renamed = _renamed(rules, [n for n in order if n in reference.tensors], "reference")
+    renamed = rules.names_after([n for n in order if n in reference.tensors], "reference")
     known, seen = set(acts), set()
     for name in order:
         for new in renamed.get(name, []):
@@ -616,7 +601,7 @@ def _still_initial(candidate: Dump, rules: Rules, entries: list[Entry]) -> list[
     reference and is not flagged.)"""
     by_name = {e.name: e for e in entries if e.status == "mismatch" and e.phase == "parameters"}
     raw_params = [name for name in candidate.tensors if name.startswith(PARAM)]
-    renamed = _renamed(rules, raw_params, "candidate")
+    renamed = rules.names_after(raw_params, "candidate")
     found = []
     for raw in raw_params:
         after = renamed[raw]

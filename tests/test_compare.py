@@ -224,6 +224,20 @@ def test_a_recordings_init_tensors_are_left_to_the_load_audit():
     assert compare_dumps(reference, plain).extra == ["init/w"]
 
 
+def test_a_recordings_random_masks_are_left_to_trace():
+    """A port that replays PyTorch's dropout masks records none of its own: the reference's
+    mask<k>/ tensors are not one-sided names of a comparison."""
+    recording = {"recording": "pita-record/1"}
+    masks = {"mask1/drop": np.ones(2, dtype=bool), "mask2/drop": np.zeros(2, dtype=bool)}
+    reference = Dump(tensors={"param/w": f32([1, 2]), **masks}, metadata=recording)
+    candidate = Dump(tensors={"param/w": f32([1, 2])}, metadata=recording)
+    result = compare_dumps(reference, candidate)
+    assert result.ok and not result.missing
+    assert any("2 mask tensor(s) not compared" in note for note in result.notes)
+    plain = Dump(tensors=dict(reference.tensors), metadata={})  # not a recording: mask1/drop is just a name
+    assert compare_dumps(plain, candidate).missing == ["mask1/drop", "mask2/drop"]
+
+
 def round_trip_cases() -> dict:
     """Real comparisons of every kind the JSON form must carry back."""
     reference = Dump({"w": f32([0.1, 0.2, 0.3, 0.4]), "i": np.int64([1, 2, 3]), "nan": f32([1.0, np.nan, np.inf]), "gone": f32([1.0])})
