@@ -99,6 +99,30 @@ def cargo_binary(name: str) -> Path:
     raise AssertionError(f"cargo built no {name} executable")
 
 
+PORT_FILES = ("weights.safetensors", "data.safetensors", "torch-record.safetensors", "torch-record-float64.safetensors")
+
+
+def port_reference(port: Path, out: Path, *modules: str) -> Path:
+    """A port's PyTorch side (`ports/<name>/pytorch.py --out OUT`), run once: the weights, the
+    batch, the recording and its float64 run; skips where torch or a module it needs is missing."""
+    for module in ("torch", *modules):
+        pytest.importorskip(module)
+    proc = run(sys.executable, port / "pytorch.py", "--out", out)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    for name in PORT_FILES:
+        assert (out / name).is_file(), name
+    return out
+
+
+def port_plant(binary: Path, out: Path, plant: str) -> Path:
+    """A port's burn side with one planted mistake (`none`: the correct port, `burn-port`)."""
+    proc = run(binary, "--out", out, "--plant", plant)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    path = out / f"burn-{'port' if plant == 'none' else plant}.safetensors"
+    assert f"wrote {path}" in proc.stdout
+    return path
+
+
 def trace_json(reference: Path, candidate: Path) -> tuple[int, dict]:
     """`pita trace REFERENCE CANDIDATE --format json`, default options: its exit code and its JSON."""
     proc = run(sys.executable, "-m", "pita", "trace", reference, candidate, "--format", "json")

@@ -9,12 +9,11 @@ Needs torch, transformers and cargo (skips without them); after the build, the m
 about 25 s of CPU (a minute on a busy 2-core machine)."""
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, cargo_binary, phases, run, trace_json
+from conftest import ROOT, cargo_binary, phases, port_plant, port_reference, trace_json
 
 pytestmark = pytest.mark.integration
 
@@ -28,14 +27,7 @@ MASKS_PER_STEP = 1 + 3 * LAYERS  # transformer.drop; per block: the attention we
 @pytest.fixture(scope="module")
 def out(tmp_path_factory) -> Path:
     """The PyTorch side, run once: weights, data, the reference recording and its float64 run."""
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
-    out = tmp_path_factory.mktemp("gpt2")
-    proc = run(sys.executable, PORT / "pytorch.py", "--out", out)
-    assert proc.returncode == 0, proc.stderr
-    for name in ("weights.safetensors", "data.safetensors", "torch-record.safetensors", "torch-record-float64.safetensors"):
-        assert (out / name).is_file(), name
-    return out
+    return port_reference(PORT, tmp_path_factory.mktemp("gpt2"), "transformers")
 
 
 @pytest.fixture(scope="module")
@@ -44,11 +36,7 @@ def binary() -> Path:
 
 
 def burn(binary: Path, out: Path, plant: str) -> Path:
-    proc = run(binary, "--out", out, "--plant", plant)
-    assert proc.returncode == 0, proc.stderr
-    path = out / f"burn-{'port' if plant == 'none' else plant}.safetensors"
-    assert f"wrote {path}" in proc.stdout
-    return path
+    return port_plant(binary, out, plant)
 
 
 def trace(out: Path, candidate: Path) -> tuple[int, dict]:

@@ -10,12 +10,11 @@ without a rules file. Each plant is a negative control for the correct port's `o
 Needs torch and cargo (skips without them); after the build, the module takes about half a minute."""
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, cargo_binary, phases, run, trace_json
+from conftest import ROOT, cargo_binary, phases, port_plant, port_reference, run, trace_json
 
 pytestmark = pytest.mark.integration
 
@@ -29,13 +28,7 @@ GRU_PACKED = [f"param/gru.{name}" for name in ("bias_hh_l0", "bias_ih_l0", "weig
 @pytest.fixture(scope="module")
 def out(tmp_path_factory) -> Path:
     """The PyTorch side, run once: weights, data, the reference recording and its float64 run."""
-    pytest.importorskip("torch")
-    out = tmp_path_factory.mktemp("gru-classifier")
-    proc = run(sys.executable, PORT / "pytorch.py", "--out", out)
-    assert proc.returncode == 0, proc.stderr
-    for name in ("weights.safetensors", "data.safetensors", "torch-record.safetensors", "torch-record-float64.safetensors"):
-        assert (out / name).is_file(), name
-    return out
+    return port_reference(PORT, tmp_path_factory.mktemp("gru-classifier"))
 
 
 @pytest.fixture(scope="module")
@@ -44,11 +37,7 @@ def binary() -> Path:
 
 
 def burn(binary: Path, out: Path, plant: str) -> Path:
-    proc = run(binary, "--out", out, "--plant", plant)
-    assert proc.returncode == 0, proc.stderr
-    path = out / f"burn-{'port' if plant == 'none' else plant}.safetensors"
-    assert f"wrote {path}" in proc.stdout
-    return path
+    return port_plant(binary, out, plant)
 
 
 def trace(out: Path, candidate: Path) -> tuple[int, dict]:

@@ -17,13 +17,12 @@ parameters). The port's seventh plant, conv-bias (ports/resnet18/README.md), is 
 the ports' tests within their time: its finding is the load audit's, which tests/test_trace.py covers."""
 
 import json
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, cargo_binary, phases, run, trace_json
+from conftest import ROOT, cargo_binary, phases, port_plant, port_reference, trace_json
 
 pytestmark = pytest.mark.integration
 
@@ -36,14 +35,7 @@ BATCH_NORMS = 20
 @pytest.fixture(scope="module")
 def out(tmp_path_factory) -> Path:
     """The PyTorch side, run once: weights, data, the recording and its float64 run."""
-    pytest.importorskip("torch")
-    pytest.importorskip("torchvision")
-    out = tmp_path_factory.mktemp("port-resnet18")
-    proc = run(sys.executable, PORT / "pytorch.py", "--out", out)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    for name in ("weights.safetensors", "data.safetensors", "torch-record.safetensors"):
-        assert (out / name).is_file(), name
-    return out
+    return port_reference(PORT, tmp_path_factory.mktemp("port-resnet18"), "torchvision")
 
 
 @pytest.fixture(scope="module")
@@ -52,11 +44,7 @@ def binary() -> Path:
 
 
 def burn(binary: Path, out: Path, plant: str) -> Path:
-    proc = run(binary, "--out", out, "--plant", plant)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    path = out / f"burn-{'port' if plant == 'none' else plant}.safetensors"
-    assert f"wrote {path}" in proc.stdout
-    return path
+    return port_plant(binary, out, plant)
 
 
 def trace(out: Path, candidate: Path) -> tuple[int, dict]:
