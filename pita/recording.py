@@ -42,9 +42,11 @@ PARAM, ACT, LOSS, GRAD, INIT = "param/", "act/", "loss/", "grad/", "init/"
 # written by the recorder itself: `buffers` (a JSON list of buffer paths recorded after each step),
 # `optimizer` (a JSON object: the optimizer's name and settings, in its framework's own names),
 # `reference64` (the file name of the float64 run beside this recording), `masks_replayed` (how
-# many random masks the run took from a reference recording instead of its own generator)
+# many random masks the run took from a reference recording instead of its own generator),
+# `modules` (a JSON object: every module's kind and settings by its path) and `loss_fn` (the
+# loss's kind and settings, when it is a module), in the framework's own names (docs/settings.md)
 RECORDER_KEYS = ("recording", "execution_order", "steps", "dtype", "no_grad", "densified",
-                 "buffers", "optimizer", "reference64", "masks_replayed")
+                 "buffers", "optimizer", "reference64", "masks_replayed", "modules", "loss_fn")
 PROVENANCE_KEYS = ("format", "framework", "framework_version")  # written by every dump writer itself
 
 _NUMBER = r"([1-9][0-9]{0,8})"

@@ -38,7 +38,7 @@ FLOAT64_MEMORY_SHARE = 0.5
 FLOAT64_BYTES_PER_PARAMETER = 4 * 8
 FLOAT64_BYTES_PER_RECORDED_ELEMENT = 2 * 8
 
-__all__ = ["RECORDING", "Recorder", "record"]
+__all__ = ["RECORDING", "Recorder", "loss_settings", "module_settings", "record"]
 
 
 def _torch():
@@ -62,7 +62,8 @@ def record(model, inputs, targets, loss_fn: Callable, path: str | Path, optimize
     `mask<k>/*` (the keep-mask of every dropout call of step k's forward), `loss/<k>` of every
     step, `grad/*` of step 1, `step<k>/*` (parameters and floating buffers) after every optimizer
     step, and with `optimizer_state=True` the optimizer's per-parameter state
-    `optim<k>/<path>/<state>`; the optimizer's settings in the metadata key `optimizer`.
+    `optim<k>/<path>/<state>`; the optimizer's settings in the metadata key `optimizer`, every
+    module's in `modules` and the loss's in `loss_fn` when it is an `nn.Module` (docs/settings.md).
 
     - `inputs`: a tensor, or a tuple (or list) of the model's positional arguments.
     - `targets`: passed to `loss_fn` as given (a tensor, a tuple, anything).
@@ -144,7 +145,7 @@ class _Run:
     selection: dict
 
     def __call__(self, model, optimizer, inputs, targets, masks: dict | None = None) -> Recorder:
-        with Recorder(model, optimizer_state=self.optimizer_state, masks_from=masks, **self.selection) as recorder:
+        with Recorder(model, optimizer_state=self.optimizer_state, masks_from=masks, loss_fn=self.loss_fn, **self.selection) as recorder:
             recorder.params()
             for k in range(1, self.steps + 1):
                 model.zero_grad(set_to_none=True)
@@ -322,10 +323,15 @@ class Recorder:
       crosses dots: `h.*.attn`); every pattern must match some module.
     - `masks_from`: the masks to replay: a recording (a `pita.dump.Dump` or its path) or a
       mapping of names to BOOL tensors; its `mask<k>/` names are used, the rest is ignored.
+    - `loss_fn`: the loss, whose settings (`reduction`, `ignore_index`, `label_smoothing`,
+      `weight`, …) are written as the `loss_fn` metadata when it is a `torch.nn.Module`.
+
+    Every module's settings are written as the `modules` metadata (`module_settings`), and
+    trace compares them before any tensor (docs/settings.md).
     """
 
     def __init__(self, model, *, activations: str = "first", optimizer_state: bool = False, depth: int | None = None, include=None,
-                 exclude=None, masks_from=None):
+                 exclude=None, masks_from=None, loss_fn=None):
         torch = _torch()
         from pita.torch_masks import Dropouts, masks_to_replay
 
@@ -336,6 +342,7 @@ class Recorder:
         if activations == "none" and (depth, include, exclude) != (None, None, None):
             raise UsageError("depth, include and exclude choose the modules whose outputs are recorded; activations='none' records none")
         self.model = model
+        self.loss_fn = loss_fn  # its settings are written (metadata `loss_fn`) when it is a module
         self.activations = activations
         self.optimizer_state = optimizer_state
         self.tensors: dict = {}  # name -> the recorded tensor (detached, on the host)
@@ -486,7 +493,8 @@ class Recorder:
     def write(self, path: str | Path, **metadata) -> Path:
         """Writes the recording with `pita.torch_dump.write_torch_dump` (atomically; the JSON form
         beside a `.safetensors` file when small enough) and returns the path. Metadata: the
-        provenance, `recording`, `execution_order`, `steps`, `dtype`, `no_grad` when a parameter
+        provenance, `recording`, `execution_order`, `steps`, `dtype`, `modules`, `loss_fn` when the
+        loss is a module, `no_grad` when a parameter
         had no gradient, `densified` when a sparse tensor was recorded, `buffers` when a buffer
         was, `optimizer` when `step` was given one, `masks_replayed` when a mask was replayed, and
         `metadata` (strings; the recorder's own keys and the provenance keys,
@@ -501,6 +509,9 @@ class Recorder:
                "dtype": self._dtype}
         listed = {"no_grad": self.no_grad, "densified": self.densified, "buffers": self.buffers}
         own.update({key: json.dumps(names) for key, names in listed.items() if names})
+        own["modules"] = json.dumps(module_settings(self.model))
+        if (loss := loss_settings(self.loss_fn)) is not None:
+            own["loss_fn"] = json.dumps(loss)
         if self._optimizer is not None:
             own["optimizer"] = self._optimizer
         if reference64 is not None:
@@ -572,6 +583,63 @@ def _floating_buffers(model) -> list[tuple]:
     transient = {f"{prefix}.{name}" if prefix else name for prefix, module in model.named_modules()
                  for name in getattr(module, "_non_persistent_buffers_set", ())}
     return [(name, buffer) for name, buffer in model.named_buffers() if buffer.is_floating_point() and name not in transient]
+
+
+# The settings recorded of each kind of module, by PyTorch's attribute names (docs/settings.md).
+# Matched by class name along the module's class hierarchy, so a subclass records its base's;
+# `bias` is whether the module has one (a tensor or None; an RNN's is a bool already).
+MODULE_SETTINGS = {
+    "_NormBase": ("num_features", "eps", "momentum", "affine", "track_running_stats"),  # BatchNorm*, InstanceNorm*
+    "LayerNorm": ("normalized_shape", "eps", "elementwise_affine", "bias"),
+    "GroupNorm": ("num_groups", "num_channels", "eps", "affine"),
+    "RMSNorm": ("normalized_shape", "eps", "elementwise_affine"),
+    "_DropoutNd": ("p",),
+    "GELU": ("approximate",),
+    "_ConvNd": ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "padding_mode", "bias"),
+    "Linear": ("in_features", "out_features", "bias"),
+    "Embedding": ("num_embeddings", "embedding_dim", "padding_idx", "max_norm", "scale_grad_by_freq", "sparse"),
+    "MultiheadAttention": ("embed_dim", "num_heads", "dropout", "batch_first", "add_zero_attn"),
+    "RNNBase": ("input_size", "hidden_size", "num_layers", "bias", "batch_first", "dropout", "bidirectional"),
+    "TransformerEncoderLayer": ("norm_first", "activation"),
+    "TransformerDecoderLayer": ("norm_first", "activation"),
+    "Upsample": ("mode", "align_corners", "scale_factor", "size"),
+    "_Loss": ("reduction", "ignore_index", "label_smoothing", "weight", "pos_weight"),
+}
+
+
+def module_settings(model) -> dict:
+    """The `modules` metadata: `{path: {"kind": <class name>, "settings": {attribute: value}}}` for
+    every module (`named_modules()`, the model itself as "") of a kind `MODULE_SETTINGS` lists."""
+    modules = {}
+    for path, module in model.named_modules():
+        entry = _settings_of(module)
+        if entry is not None:
+            modules[path] = entry
+    return modules
+
+
+def loss_settings(loss_fn) -> dict | None:
+    """The `loss_fn` metadata: the loss's kind and settings, None for a loss that is not a module."""
+    torch = _torch()
+    return _settings_of(loss_fn) if isinstance(loss_fn, torch.nn.Module) else None
+
+
+def _settings_of(module) -> dict | None:
+    torch = _torch()
+    names = [name for base in type(module).__mro__ for name in MODULE_SETTINGS.get(base.__name__, ())]
+    if not names:
+        return None
+    settings = {}
+    for name in dict.fromkeys(names):
+        if not hasattr(module, name):
+            continue
+        value = getattr(module, name)
+        if name == "bias" and not isinstance(value, bool):
+            value = value is not None
+        elif name == "activation" and callable(value):  # F.relu, or a module: by its name
+            value = getattr(value, "__name__", type(value).__name__).lower()
+        settings[name] = _jsonable(torch, value)
+    return {"kind": type(module).__name__, "settings": settings}
 
 
 def _optimizer_settings(torch, optimizer) -> str:

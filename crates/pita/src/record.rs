@@ -105,6 +105,21 @@
 //! `LinearLayout::Col` is written `[out, in]` as well.
 //!
 //! [`prefix`](Recorder::prefix) prepends a path to every name (`bert.`), the taps' included.
+//!
+//! # Settings
+//!
+//! [`params`](Recorder::params) also writes the metadata key `modules`, which `pita trace`
+//! compares with PyTorch's module settings before any tensor: each module's kind (burn's type
+//! name: `LayerNorm`, `Conv2d`, `BatchNorm`, `Dropout`, `Gelu`, `MultiHeadAttention`, `Gru`, …)
+//! and its settings in burn's names, read from burn's `ModuleDisplay`: its fields that are
+//! neither modules nor parameters (`epsilon`, `prob`, `padding`, `dilation`, `groups`,
+//! `momentum`, …), what burn's display adds (`d_model`, `d_input`, …) and `bias` (whether its
+//! bias parameter is present). A module is recorded under the path its parameters are, less
+//! their leaf; one without a parameter of its own (Dropout, Gelu, Relu) under its field path,
+//! named by the same rules. Containers (`Vec`, tuples, enum variants), modules of the port's own
+//! without a setting of their own, and the inner modules of those PyTorch implements as one (Gru
+//! and Lstm gates, MultiHeadAttention's `query`, `key`, `value`) are not recorded.
+//! [`loss_fn`](Recorder::loss_fn) writes the loss module's settings (`loss_fn`) the same way.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -112,15 +127,17 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use burn::config::Config;
-use burn::module::Module;
+use burn::module::{Module, ModuleDisplay};
 #[cfg(feature = "autodiff")]
 use burn::tensor::Gradients;
+use burn::nn::loss::Reduction;
 use burn::tensor::{DType, Tensor};
 
 use crate::dump::{Dump, DumpBuilder};
 use crate::Error;
 
 mod naming;
+mod settings;
 mod visit;
 
 pub use naming::safetensors_names;
@@ -131,10 +148,10 @@ use visit::{Found, Names, Read, Select, Values, Visit};
 pub const RECORDING: &str = "pita-record/1";
 
 /// The metadata keys a recorder sets (docs/recording.md): [`Recorder::into_dump`]'s, `no_grad`,
-/// `buffers`, `optimizer` and `masks_replayed` only when there is something to say, and those
+/// `buffers`, `optimizer`, `masks_replayed`, `modules` and `loss_fn` only when there is something to say, and those
 /// only `pita.torch` writes (`densified`, `reference64`); a builder that already holds one is
 /// refused.
-pub const RECORDING_KEYS: [&str; 10] = [
+pub const RECORDING_KEYS: [&str; 12] = [
     "recording",
     "execution_order",
     "steps",
@@ -145,6 +162,8 @@ pub const RECORDING_KEYS: [&str; 10] = [
     "optimizer",
     "reference64",
     "masks_replayed",
+    "modules",
+    "loss_fn",
 ];
 
 // The convention's names, as `pita/recording.py` (its reference) builds them; the tests hold both
@@ -337,6 +356,9 @@ pub struct Recorder {
     no_grad: Vec<String>,
     buffers: Vec<String>,
     optimizer: Option<String>,
+    /// The model's module settings, from [`Recorder::params`].
+    modules: Option<String>,
+    loss_fn: Option<String>,
     listened: bool,
     steps: BTreeSet<usize>,
     /// This thread's count of replayed masks when the recorder was made.
@@ -353,6 +375,8 @@ impl Default for Recorder {
             no_grad: Vec::new(),
             buffers: Vec::new(),
             optimizer: None,
+            modules: None,
+            loss_fn: None,
             listened: false,
             steps: BTreeSet::new(),
             masks_before: crate::replay::replayed_masks(),
@@ -463,13 +487,19 @@ impl Recorder {
     }
 
     /// Records each float parameter of `model` as `param/<path>`, as loaded, before the first
-    /// step. Fails if the recorder holds them already.
+    /// step, and the settings of its modules as the metadata key `modules`, which `pita trace`
+    /// compares with PyTorch's before any tensor: `{"<module path>": {"kind": "LayerNorm",
+    /// "settings": {"epsilon": 1e-12, …}}}` in burn's names (the [module documentation](self)
+    /// says which modules and settings). Fails if the recorder holds them already.
     ///
-    /// Cost: a traversal of the module and a handle per parameter; no device work (a packed
-    /// tensor's concatenation is queued, as burn queues operations).
-    pub fn params<M: Module>(&mut self, model: &M) -> Result<&mut Self, Error> {
+    /// Cost: a traversal of the module, a handle per parameter and two formattings of burn's
+    /// display of the model; no device work (a packed tensor's concatenation is queued, as burn
+    /// queues operations).
+    pub fn params<M: Module + ModuleDisplay>(&mut self, model: &M) -> Result<&mut Self, Error> {
         let found = self.collect(model, &param_name, Values, Select::Parameters);
-        self.add(found.entries)
+        self.add(found.entries)?;
+        self.modules = Some(serde_json::Value::Object(settings::modules(model, &self.naming)).to_string());
+        Ok(self)
     }
 
     /// Records each float parameter of `model` as `init/<path>`: call it on the model as
@@ -594,6 +624,26 @@ impl Recorder {
         Ok(self)
     }
 
+    /// Records the loss function's settings as the metadata key `loss_fn`, which `pita trace`
+    /// compares with PyTorch's loss module: `{"kind": "CrossEntropyLoss", "settings":
+    /// {"pad_tokens": null, "weights": null, "smoothing": 0.1, "logits": true, "reduction":
+    /// "Mean"}}`. `loss` is the loss module (burn-nn's `CrossEntropyLoss`,
+    /// `BinaryCrossEntropyLoss`, `MseLoss`, …), its settings read as a module's are (its fields;
+    /// the cross-entropy losses' `weights` tensor as a list); `reduction` the one the port applies: burn's `CrossEntropyLoss` and
+    /// `BinaryCrossEntropyLoss` always take the mean (`Reduction::Mean`), `MseLoss` takes it as
+    /// `forward`'s argument.
+    ///
+    /// Fails if the recorder holds the loss's settings already.
+    pub fn loss_fn<M: Module + ModuleDisplay + 'static>(&mut self, loss: &M, reduction: Reduction) -> Result<&mut Self, Error> {
+        if self.loss_fn.is_some() {
+            return Err(recording("loss_fn is recorded already"));
+        }
+        let mut loss_fn = settings::loss_fn(loss)?;
+        loss_fn["settings"]["reduction"] = format!("{reduction:?}").into();
+        self.loss_fn = Some(loss_fn.to_string());
+        Ok(self)
+    }
+
     /// The `act/…` names recorded so far, in the order of their taps.
     pub fn execution_order(&self) -> &[String] {
         &self.acts
@@ -612,6 +662,7 @@ impl Recorder {
     /// parameter's, else the first float tensor's) and, when there is something to say:
     /// `no_grad` (the parameters `grads` found no gradient for), `buffers` (a JSON list of the
     /// buffer paths recorded after each step), `optimizer` ([`optimizer`](Self::optimizer)),
+    /// `modules` ([`params`](Self::params)), `loss_fn` ([`loss_fn`](Self::loss_fn)),
     /// `masks_replayed` (how many dropout masks [`replay::dropout`](crate::replay::dropout) took
     /// from a reference recording on this thread since the recorder was made).
     ///
@@ -626,7 +677,7 @@ impl Recorder {
             return Err(Error::ReservedKey { key: key.to_string(), hint: "Recorder::into_dump sets it" });
         }
         let dtype = self.dtype();
-        let Recorder { entries, acts, no_grad, buffers, optimizer, steps, masks_before, .. } = self;
+        let Recorder { entries, acts, no_grad, buffers, optimizer, modules, loss_fn, steps, masks_before, .. } = self;
         for entry in entries {
             (entry.write)(&mut dump)?;
         }
@@ -641,8 +692,10 @@ impl Recorder {
         if !buffers.is_empty() {
             dump.set_metadata("buffers", json(&buffers)?)?;
         }
-        if let Some(optimizer) = optimizer {
-            dump.set_metadata("optimizer", optimizer)?;
+        for (key, settings) in [("optimizer", optimizer), ("modules", modules), ("loss_fn", loss_fn)] {
+            if let Some(settings) = settings {
+                dump.set_metadata(key, settings)?;
+            }
         }
         let masks_replayed = crate::replay::replayed_masks().saturating_sub(masks_before);
         if masks_replayed > 0 {

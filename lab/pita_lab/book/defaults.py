@@ -1,6 +1,7 @@
 """The defaults table (book/defaults.md): every default a chapter's run found to differ between
 burn and PyTorch, built from the facts its `DefaultsDiffer` claims kept in the committed
-records, along the training main line."""
+records, along the training main line. The same rows, where a claim `maps` the setting to its
+names in the recordings, are the settings table's measured rows (book/settings_table.py)."""
 
 from __future__ import annotations
 
@@ -36,8 +37,10 @@ def render_defaults_page(root: Path) -> dict[Path, str]:
 
 def defaults_rows(experiment, record: RunRecord) -> list[dict]:
     """One row per default the record shows to differ, in the order the experiment declares
-    them. Every `DefaultsDiffer` the experiment declares must have held and kept its facts."""
-    declared = [claim.id for claim in experiment.claims if isinstance(claim, DefaultsDiffer)]
+    them, with the values as measured and the claim's `maps` (empty: trace does not compare the
+    setting). Every `DefaultsDiffer` the experiment declares must have held and kept its facts."""
+    maps = {claim.id: claim.maps for claim in experiment.claims if isinstance(claim, DefaultsDiffer)}
+    declared = list(maps)
     results = {result.id: result for result in record.claims}
     rows = []
     for claim_id in declared + [r.id for r in record.claims if r.facts and r.id not in declared]:
@@ -52,6 +55,7 @@ def defaults_rows(experiment, record: RunRecord) -> list[dict]:
         rows.append({
             "id": record.experiment, "mainline": experiment.mainline, "setting": facts["setting"], "key": facts["key"],
             "torch": show_default(facts["torch"], "torch"), "burn": show_default(facts["burn"], "burn"),
+            "torch_value": facts["torch"], "burn_value": facts["burn"], "maps": tuple(maps.get(claim_id, ())),
         })
     return rows
 

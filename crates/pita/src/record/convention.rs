@@ -99,3 +99,48 @@ fn refuses_the_reserved_metadata_keys() {
         assert_eq!(dump.metadata()[key], "x");
     }
 }
+
+/// The fixture's burn example: a post-norm BERT-style block's output, a Conv2d and a GELU.
+#[derive(burn::module::Module, Debug)]
+struct Output {
+    dense: burn::nn::Linear,
+    layer_norm: burn::nn::LayerNorm, // loaded from BERT's `LayerNorm`
+    dropout: burn::nn::Dropout,
+}
+
+#[derive(burn::module::Module, Debug)]
+struct Attention {
+    output: Output,
+}
+
+#[derive(burn::module::Module, Debug)]
+struct Example {
+    attention: Attention,
+    conv: burn::nn::conv::Conv2d,
+    act: burn::nn::Gelu,
+}
+
+#[test]
+fn records_the_settings_of_the_convention() {
+    use burn::nn::conv::Conv2dConfig;
+    use burn::nn::loss::{CrossEntropyLossConfig, Reduction};
+    use burn::nn::{DropoutConfig, Gelu, LayerNormConfig, PaddingConfig2d};
+    let Some(convention) = fixture() else { return };
+    let device = Device::flex();
+    let output = Output {
+        dense: LinearConfig::new(4, 4).init(&device),
+        layer_norm: LayerNormConfig::new(4).with_epsilon(1e-12).init(&device),
+        dropout: DropoutConfig::new(0.1).init(),
+    };
+    let conv = Conv2dConfig::new([1, 2], [3, 3]).with_padding(PaddingConfig2d::Explicit(1, 1, 1, 1)).with_bias(false).init(&device);
+    let model = Example { attention: Attention { output }, conv, act: Gelu::new() };
+    let loaded = ["attention.output.LayerNorm.weight", "attention.output.LayerNorm.bias"];
+    let mut recorder = Recorder::new().torch_names_from(loaded, &[(r"\.LayerNorm\.", ".layer_norm.")]).unwrap();
+    recorder.params(&model).unwrap().loss_fn(&CrossEntropyLossConfig::new().init(&device), Reduction::Mean).unwrap();
+    let dump = recorder.into_dump(Dump::builder()).unwrap();
+    let burn = &convention["settings"]["burn"];
+    for key in ["modules", "loss_fn"] {
+        let recorded: Value = serde_json::from_str(&dump.metadata()[key]).unwrap();
+        assert_eq!(recorded, burn[key], "{key}");
+    }
+}

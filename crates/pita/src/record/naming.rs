@@ -56,6 +56,8 @@ fn torch_segment<'a>(path: &'a [String], containers: &[String], i: usize, norm_f
         (ENCODER_LAYER, "norm_1") => ["norm1", "norm2"][usize::from(norm_first)],
         (ENCODER_LAYER, "norm_2") => ["norm2", "norm1"][usize::from(norm_first)],
         (ENCODER_LAYER, "pwff") => return None, // nn.TransformerEncoderLayer holds linear1/linear2 itself
+        // burn's one residual dropout is PyTorch's dropout1 (and dropout2); `dropout` is the feed-forward's
+        (ENCODER_LAYER, "dropout") => "dropout1",
         (FEED_FORWARD, "linear_inner") if inside_encoder_layer => "linear1",
         (FEED_FORWARD, "linear_outer") if inside_encoder_layer => "linear2",
         _ => field,
@@ -64,6 +66,12 @@ fn torch_segment<'a>(path: &'a [String], containers: &[String], i: usize, norm_f
 
 fn torch_path<'a>(path: &'a [String], containers: &[String], segments: std::ops::Range<usize>, norm_first: bool) -> Vec<&'a str> {
     segments.filter_map(|i| torch_segment(path, containers, i, norm_first)).collect()
+}
+
+/// The path of the module at burn's `path` in PyTorch's names (a module's own path, not a
+/// tensor's: no leaf to rename).
+pub(super) fn torch_module_path(path: &[String], containers: &[String], norm_first: bool) -> String {
+    torch_path(path, containers, 0..path.len(), norm_first).join(".")
 }
 
 /// One block of a tensor PyTorch packs from several of burn's.

@@ -767,3 +767,231 @@ fn counts_the_masks_replayed() {
 }
 
 fn drop_tensor<const D: usize>(_: Tensor<D>) {}
+
+// --- module settings (metadata `modules`) and the loss's (`loss_fn`) ---
+
+mod settings {
+    use super::*;
+    use burn::nn::conv::{Conv2d, Conv2dConfig};
+    use burn::nn::loss::{CrossEntropyLoss, CrossEntropyLossConfig, MseLoss, Reduction};
+    use burn::nn::transformer::TransformerEncoder;
+    use burn::nn::{Dropout, DropoutConfig, Embedding, EmbeddingConfig, Gelu, Lstm, PaddingConfig2d, Relu};
+    use serde_json::{json, Value};
+
+    #[derive(Module, Debug)]
+    enum Head {
+        Dense(Linear),
+        Drop(Dropout),
+    }
+
+    /// Every listed module kind, and burn's containers (Vec, Option, tuple, enum).
+    #[derive(Module, Debug)]
+    struct Kinds {
+        ln: LayerNorm,
+        fc: Linear,
+        conv: Conv2d,
+        bn: BatchNorm,
+        drop: Dropout,
+        gelu: Gelu,
+        relu: Relu,
+        embed: Embedding,
+        attn: MultiHeadAttention,
+        encoder: TransformerEncoder,
+        gru: Gru,
+        lstm: Lstm,
+        blocks: Vec<(Linear, Dropout)>,
+        maybe: Option<LayerNorm>,
+        absent: Option<Linear>,
+        head: Head,
+        n_heads: usize,
+    }
+
+    fn kinds(device: &Device) -> Kinds {
+        Kinds {
+            ln: LayerNormConfig::new(4).with_epsilon(1e-12).init(device),
+            fc: LinearConfig::new(4, 3).init(device),
+            conv: Conv2dConfig::new([2, 6], [3, 3])
+                .with_padding(PaddingConfig2d::Explicit(1, 2, 1, 2))
+                .with_dilation([2, 1])
+                .with_groups(2)
+                .with_bias(false)
+                .init(device),
+            bn: BatchNormConfig::new(3).with_momentum(0.01).init(device),
+            drop: DropoutConfig::new(0.25).init(),
+            gelu: Gelu::new_approximate(),
+            relu: Relu::new(),
+            embed: EmbeddingConfig::new(5, 4).init(device),
+            attn: MultiHeadAttentionConfig::new(4, 2).with_dropout(0.0).init(device),
+            encoder: TransformerEncoderConfig::new(4, 8, 2, 1).with_layer_norm_eps(1e-12).init(device),
+            gru: GruConfig::new(4, 3, false).init(device),
+            lstm: LstmConfig::new(4, 3, true).init(device),
+            blocks: vec![(LinearConfig::new(4, 4).with_bias(false).init(device), DropoutConfig::new(0.5).init())],
+            maybe: Some(LayerNormConfig::new(4).init(device)),
+            absent: None,
+            head: Head::Drop(DropoutConfig::new(0.75).init()),
+            n_heads: 2,
+        }
+    }
+
+    fn recorded_modules(recorder: &mut Recorder, model: &Kinds) -> Value {
+        recorder.params(model).unwrap();
+        let dump = std::mem::take(recorder).into_dump(Dump::builder()).unwrap();
+        serde_json::from_str(&dump.metadata()["modules"]).unwrap()
+    }
+
+    fn setting<'v>(modules: &'v Value, path: &str, name: &str) -> &'v Value {
+        &modules[path]["settings"][name]
+    }
+
+    #[test]
+    fn every_listed_kind_has_its_settings_in_burns_names() {
+        let modules = recorded_modules(&mut Recorder::new().torch_names(true), &kinds(&device()));
+        let paths: Vec<&str> = modules.as_object().unwrap().keys().map(String::as_str).collect();
+        let layer = "encoder.layers.0";
+        let inside = ["dropout", "dropout1", "linear1", "linear2", "norm1", "norm2", "self_attn", "self_attn.out_proj"].map(|m| format!("{layer}.{m}"));
+        let mut expected = vec!["", "attn", "attn.out_proj", "blocks.0.0", "blocks.0.1", "bn", "conv", "drop", "embed", "encoder", layer, "fc", "gelu", "gru"];
+        expected.extend(inside.iter().map(String::as_str));
+        expected.extend(["head", "ln", "lstm", "maybe", "relu"]);
+        expected.sort();
+        assert_eq!(paths, expected, "no Vec, tuple, enum, empty Option, gate or q/k/v of its own");
+        let entry = |path: &str| modules[path].clone();
+        assert_eq!(entry("ln"), json!({"kind": "LayerNorm", "settings": {"d_model": 4, "epsilon": 1e-12, "bias": true}}));
+        assert_eq!(entry("fc"), json!({"kind": "Linear", "settings": {"d_input": 4, "d_output": 3, "bias": true}}));
+        let conv = json!({"ch_in": 2, "ch_out": 6, "stride": [1, 1], "kernel_size": [3, 3], "dilation": [2, 1], "groups": 2, "padding": "Explicit(1, 2, 1, 2)", "bias": false});
+        assert_eq!(entry("conv"), json!({"kind": "Conv2d", "settings": conv}));
+        assert_eq!(entry("bn"), json!({"kind": "BatchNorm", "settings": {"num_features": 3, "momentum": 0.01, "epsilon": 1e-5}}));
+        assert_eq!(entry("drop"), json!({"kind": "Dropout", "settings": {"prob": 0.25}}));
+        assert_eq!(entry("gelu"), json!({"kind": "Gelu", "settings": {"approximate": true}}));
+        assert_eq!(entry("relu"), json!({"kind": "Relu", "settings": {}}));
+        assert_eq!(entry("embed"), json!({"kind": "Embedding", "settings": {"n_embedding": 5, "d_model": 4}}));
+        let attention = json!({"d_model": 4, "n_heads": 2, "d_k": 2, "dropout": 0.0, "min_float": -10000.0, "quiet_softmax": false});
+        assert_eq!(entry("attn"), json!({"kind": "MultiHeadAttention", "settings": attention}));
+        assert_eq!(entry("gru"), json!({"kind": "Gru", "settings": {"d_input": 4, "d_hidden": 3, "bias": false, "reset_after": true, "clip": null}}));
+        let lstm = json!({"d_input": 4, "d_hidden": 3, "bias": true, "batch_first": true, "reverse": false, "clip": null, "input_forget": false});
+        assert_eq!(entry("lstm"), json!({"kind": "Lstm", "settings": lstm}));
+        // Containers record their elements; an enum variant is left out of the path.
+        assert_eq!(entry("blocks.0.0"), json!({"kind": "Linear", "settings": {"d_input": 4, "d_output": 4, "bias": false}}));
+        assert_eq!(entry("blocks.0.1"), json!({"kind": "Dropout", "settings": {"prob": 0.5}}));
+        assert_eq!(entry("maybe")["settings"]["epsilon"], 1e-5);
+        assert_eq!(entry("head"), json!({"kind": "Dropout", "settings": {"prob": 0.75}}));
+        // A module of the port's own with settings of its own; one with none is not recorded.
+        assert_eq!(entry(""), json!({"kind": "Kinds", "settings": {"n_heads": 2}}));
+        // Inside burn's TransformerEncoder (whose display shows no layer), the fields and `bias`.
+        assert_eq!(entry("encoder")["settings"]["n_layers"], 1);
+        assert_eq!(entry(layer)["kind"], "TransformerEncoderLayer");
+        assert_eq!(entry(layer)["settings"]["norm_first"], false);
+        assert_eq!(entry(layer)["settings"]["activation"], "Gelu(Gelu { approximate: false })", "the feed-forward's, whose linears PyTorch's layer holds");
+        assert_eq!(setting(&modules, &format!("{layer}.norm1"), "epsilon"), 1e-12);
+        assert_eq!(setting(&modules, &format!("{layer}.self_attn"), "dropout"), 0.1);
+        assert_eq!(entry(&format!("{layer}.linear2")), json!({"kind": "Linear", "settings": {"bias": true}}));
+        assert_eq!(entry(&format!("{layer}.dropout"))["kind"], "Dropout");
+    }
+
+    #[test]
+    fn module_paths_are_burns_without_torch_names() {
+        let modules = recorded_modules(&mut Recorder::new(), &kinds(&device()));
+        for path in ["attn.output", "head.Drop", "encoder.layers.0.norm_1", "encoder.layers.0.pwff", "encoder.layers.0.pwff.linear_inner", "encoder.layers.0.mha"] {
+            assert!(modules.get(path).is_some(), "{path}: {modules}");
+        }
+        assert_eq!(modules["encoder.layers.0.pwff"]["kind"], "PositionWiseFeedForward");
+        assert!(modules.get("encoder.layers.0.dropout1").is_none());
+    }
+
+    #[test]
+    fn a_layer_norm_epsilon_of_1e_12_is_written_as_is() {
+        let model = LayerNormConfig::new(4).with_epsilon(1e-12).init(&device());
+        let mut recorder = Recorder::new().torch_names(true);
+        recorder.params(&model).unwrap();
+        let dump = recorder.into_dump(Dump::builder()).unwrap();
+        let text = &dump.metadata()["modules"];
+        assert_eq!(text, r#"{"":{"kind":"LayerNorm","settings":{"bias":true,"d_model":4,"epsilon":1e-12}}}"#);
+        let modules: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(modules[""]["settings"]["epsilon"].as_f64(), Some(1e-12));
+    }
+
+    #[derive(Module, Debug)]
+    struct Block {
+        norm: LayerNorm,
+        drop: Dropout,
+    }
+
+    #[test]
+    fn module_paths_follow_the_loading_renames_and_the_prefix() {
+        let device = device();
+        let model = Block { norm: LayerNormConfig::new(2).init(&device), drop: DropoutConfig::new(0.1).init() };
+        let loaded = ["h.0.ln_1.weight", "h.0.ln_1.bias"];
+        let recorder = Recorder::new().torch_names_from(loaded, &[(r"^h\.0\.ln_1\.", "norm.")]).unwrap().prefix("bert.");
+        let mut recorder = recorder;
+        recorder.params(&model).unwrap();
+        let dump = recorder.into_dump(Dump::builder()).unwrap();
+        let modules: Value = serde_json::from_str(&dump.metadata()["modules"]).unwrap();
+        let paths: Vec<&String> = modules.as_object().unwrap().keys().collect();
+        // The norm where its parameters are recorded (param/bert.h.0.ln_1.weight); the dropout,
+        // without a parameter, at its field path.
+        assert_eq!(paths, ["bert.drop", "bert.h.0.ln_1"]);
+        assert!(dump.get("param/bert.h.0.ln_1.weight").is_some());
+    }
+
+    #[test]
+    fn the_loss_functions_settings() {
+        let device = device();
+        let loss = CrossEntropyLossConfig::new().with_pad_tokens(Some(vec![0, 3])).with_smoothing(Some(0.1)).with_weights(Some(vec![1.0, 0.5])).init(&device);
+        let mut recorder = Recorder::new();
+        recorder.loss_fn(&loss, Reduction::Mean).unwrap();
+        let refused = recorder.loss_fn(&CrossEntropyLoss::new(None, &device), Reduction::Mean).unwrap_err();
+        assert_eq!(refused.to_string(), Error::Recording { message: "loss_fn is recorded already".into() }.to_string());
+        let dump = recorder.into_dump(Dump::builder()).unwrap();
+        let loss_fn: Value = serde_json::from_str(&dump.metadata()["loss_fn"]).unwrap();
+        let settings = json!({"pad_tokens": [0, 3], "weights": [1.0, 0.5], "smoothing": 0.1, "logits": true, "reduction": "Mean"});
+        assert_eq!(loss_fn, json!({"kind": "CrossEntropyLoss", "settings": settings}));
+        // An f32 smoothing is written at its own shortest decimal, not as the f64 nearest to it.
+        assert!(dump.metadata()["loss_fn"].contains(r#""smoothing":0.1"#), "{}", dump.metadata()["loss_fn"]);
+
+        let mut recorder = Recorder::new();
+        recorder.loss_fn(&MseLoss::new(), Reduction::Sum).unwrap();
+        let dump = recorder.into_dump(Dump::builder()).unwrap();
+        assert_eq!(dump.metadata()["loss_fn"], r#"{"kind":"MseLoss","settings":{"reduction":"Sum"}}"#);
+        assert!(Recorder::new().into_dump(Dump::builder()).unwrap().metadata().get("loss_fn").is_none());
+    }
+
+    #[test]
+    fn reads_burns_display() {
+        use crate::record::settings::{setting_value, Shown};
+        let shown = Shown::parse("Net {a: Inner {x: [1, 2], p: Explicit(1, 1)}, b: (Linear, Dropout) {0: Linear, 1: Dropout {prob: 0.1}}, s: \"x, {y}: z\", r: Relu}");
+        assert_eq!(shown.kind, "Net");
+        let fields: Vec<(&str, &str)> = shown.fields.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+        let expected = [
+            ("a", "Inner {x: [1, 2], p: Explicit(1, 1)}"),
+            ("b", "(Linear, Dropout) {0: Linear, 1: Dropout {prob: 0.1}}"),
+            ("s", "\"x, {y}: z\""),
+            ("r", "Relu"),
+        ];
+        assert_eq!(fields, expected);
+        assert_eq!(Shown::parse(expected[1].1).kind, "(Linear, Dropout)");
+        assert_eq!(Shown::parse("Vec<0..2> {0: A, 1: B {c: 1}}").fields.len(), 2);
+        assert_eq!(Shown::parse("Relu"), Shown { kind: "Relu".into(), fields: vec![] });
+        assert_eq!(Shown::parse("Vec<0..0>").kind, "Vec<0..0>");
+        for (text, value) in [
+            ("1e-12", json!(1e-12)),
+            ("0.000000000001", json!(1e-12)),
+            ("-10000.0", json!(-10000.0)),
+            ("12", json!(12)),
+            ("true", json!(true)),
+            ("None", Value::Null),
+            ("Some(0.1)", json!(0.1)),
+            ("Some([0, 3])", json!([0, 3])),
+            ("[[1, 2], [3]]", json!([[1, 2], [3]])),
+            ("[]", json!([])),
+            ("Explicit(1, 1, 1, 1)", json!("Explicit(1, 1, 1, 1)")),
+            ("Same", json!("Same")),
+            ("Some(1) + Some(2)", json!("Some(1) + Some(2)")),
+            ("[1] + [2]", json!("[1] + [2]")),
+            ("\"a\\\"b\"", json!("a\"b")),
+            ("NaN", json!("NaN")),
+            ("inf", json!("inf")),
+            ("Gelu(Gelu { approximate: false })", json!("Gelu(Gelu { approximate: false })")),
+        ] {
+            assert_eq!(setting_value(text), value, "{text}");
+        }
+    }
+}

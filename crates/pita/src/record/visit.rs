@@ -27,7 +27,7 @@ pub(super) struct Names {
 
 impl Names {
     /// The naming of the tensor at burn's `path`, its prefix included.
-    fn naming(&self, path: &[String], containers: &[String], rank: usize) -> Naming {
+    pub(super) fn naming(&self, path: &[String], containers: &[String], rank: usize) -> Naming {
         let mut naming = match self.torch {
             true => torch_naming(path, containers, rank, self.norm_first),
             false => burn_naming(path, containers),

@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use burn::module::Param;
-use burn::nn::loss::CrossEntropyLossConfig;
+use burn::nn::loss::{CrossEntropyLossConfig, Reduction};
 use burn::nn::Gru;
 use burn::optim::{AdamWConfig, GradientsParams};
 use burn::store::{ModuleSnapshot, PyTorchToBurnAdapter, SafetensorsStore};
@@ -211,12 +211,13 @@ fn main() -> Result<(), Box<dyn Error>> {
     let loss_config = if plant("loss-pad-tokens") { loss_config.with_pad_tokens(Some(vec![PAD as usize])) } else { loss_config };
     let loss_fn = loss_config.init(&device);
     let optimizer_config = if plant("adamw-defaults") {
-        AdamWConfig::new()
+        AdamWConfig::new() // pita: allow(p20, p21): the planted mistake
     } else {
         AdamWConfig::new().with_epsilon(TORCH_ADAMW_EPSILON).with_weight_decay(TORCH_ADAMW_WEIGHT_DECAY)
     };
     let mut optimizer = optimizer_config.init();
     recorder.optimizer(LR, &optimizer_config)?; // trace compares it with PyTorch's param_groups
+    recorder.loss_fn(&loss_fn, Reduction::Mean)?; // and this with nn.CrossEntropyLoss's settings (burn's always means)
 
     recorder.params(&model)?;
     for k in 1..=STEPS {

@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 use std::error::Error;
 use std::path::{Path, PathBuf};
 
-use burn::nn::loss::CrossEntropyLossConfig;
+use burn::nn::loss::{CrossEntropyLossConfig, Reduction};
 use burn::optim::{AdamWConfig, GradientsParams};
 use burn::store::{ModuleSnapshot, PyTorchToBurnAdapter, SafetensorsStore};
 use burn::tensor::{Device, Int, Tensor, TensorData};
@@ -147,11 +147,12 @@ fn main() -> Result<(), Box<dyn Error>> {
     let smoothing = if plants.has("label-smoothing-missing") { None } else { Some(LABEL_SMOOTHING) };
     let loss_fn = CrossEntropyLossConfig::new().with_smoothing(smoothing).init(&device);
     let config = if plants.has("adamw-defaults") {
-        AdamWConfig::new()
+        AdamWConfig::new() // pita: allow(p20, p21): the planted mistake
     } else {
         AdamWConfig::new().with_epsilon(TORCH_ADAMW_EPSILON).with_weight_decay(TORCH_ADAMW_WEIGHT_DECAY)
     };
     recorder.optimizer(LR, &config)?; // trace compares it with PyTorch's param_groups
+    recorder.loss_fn(&loss_fn, Reduction::Mean)?; // and this with nn.CrossEntropyLoss's settings (burn's always means)
     let mut optimizer = config.init();
 
     recorder.params(&model)?;
