@@ -81,7 +81,8 @@ def test_trace_names_the_setting_when_the_step_differs():
     result = trace_dumps(reference, with_optimizer(run(lr=0.2), burn_adamw()))
     assert result.first_divergence.phase == "step" and "the optimizer's settings differ: eps: 1e-08 against 1e-05" in result.verdict
     headline = render_trace_text(result).splitlines()[0]
-    assert headline.startswith(f"settings: 2 differences: eps: 1e-08 against 1e-05 (book/{ADAMW}.md); weight_decay: 0.01 against 0.0001 (book/{ADAMW}.md); 6 compared")
+    assert headline.startswith(f"settings: 2 differences: eps: 1e-08 against 1e-05 (book/{ADAMW}.md); "
+                               f"weight_decay: 0.01 against 0.0001 (book/{ADAMW}.md); 6 compared")
     same = burn_adamw(epsilon=9.99999993922529e-09, weight_decay=0.009999999776482582)
     result = trace_dumps(reference, with_optimizer(run(lr=0.2), same))
     assert "although the optimizer's recorded settings match (6 compared)" in result.verdict
@@ -140,7 +141,8 @@ def test_modules_with_one_difference_are_grouped_in_the_text_and_each_listed_in_
     result = trace_dumps(with_modules(REFERENCE, "torch", torch_side), with_modules(run(), "burn", burn_side))
     assert [d["module"] for d in result.to_dict()["settings"]["differences"]] == ["layer.0.norm", "layer.1.norm", "layer.2.norm"]
     assert render_trace_text(result).startswith(
-        f"settings: 3 differences: layer.0.norm and 2 more LayerNorm (×3) eps: 1e-12 against 1e-05 (book/{chapter('LayerNorm', 'eps')}.md); 6 compared; 6 not compared")
+        f"settings: 3 differences: layer.0.norm and 2 more LayerNorm (×3) eps: 1e-12 against 1e-05 (book/{chapter('LayerNorm', 'eps')}.md); "
+        "6 compared; 6 not compared")
     assert render_trace_text(result).endswith(" MISMATCH\n")
     assert not result.ok and result.first_divergence is None
     same = {path: {"kind": "LayerNorm", "settings": {"epsilon": 1e-12, "d_model": 3}} for path in burn_side}
@@ -164,7 +166,8 @@ def test_a_setting_one_framework_does_not_have_is_compared_with_what_it_computes
     burn_bn = {"bn": {"kind": "BatchNorm", "settings": {"epsilon": 1e-05, "momentum": 0.1, "num_features": 2}}}
     compared = compare_settings({"framework": "torch", "modules": json.dumps(torch_bn)}, {"framework": "burn", "modules": json.dumps(burn_bn)})
     assert [(d.name, d.reference, d.candidate, d.chapter) for d in compared.differences] == [
-        ("momentum", None, 0.1, chapter("BatchNorm2d", "momentum")), ("affine", False, True, chapter("BatchNorm2d", "affine"))]  # burn's BatchNorm is always affine
+        ("momentum", None, 0.1, chapter("BatchNorm2d", "momentum")),
+        ("affine", False, True, chapter("BatchNorm2d", "affine"))]  # burn's BatchNorm is always affine
 
 
 def test_an_optimizer_difference_is_named_before_a_forward_divergence():
