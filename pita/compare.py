@@ -37,8 +37,10 @@ from pita.dtypes import dtype_name, is_float, widen
 from pita.dump import Dump
 from pita.errors import UsageError
 from pita.filetensor import take
+from pita.likely import comparison_causes, facts_of
 from pita.recording import parse
 from pita.rules import Rules
+from pita.settings import compare_settings
 from pita.stats import ULP_UNBOUNDED, measure
 from pita.strict_json import unspelt
 from pita.tolerance import INF_POLICY, Tolerance, compares_exactly
@@ -235,6 +237,7 @@ class ComparisonResult:
     mappings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the dump readers said (files skipped, ...)
     applied: list[AppliedTolerance] = field(default_factory=list)  # the tolerances the tensors were judged by, per dtype pair
+    likely: list[dict] = field(default_factory=list)  # the catalog's pitfalls that fit (pita.likely): {id, title, chapter, fix, evidence}
 
     @property
     def ok(self) -> bool:
@@ -265,6 +268,7 @@ class ComparisonResult:
             "mappings": self.mappings,
             **({"applied": [a.to_dict() for a in self.applied]} if self.applied else {}),  # none: nothing compared
             "tensors": [tensor_dict(t) for t in self.tensors],
+            "likely": self.likely,
         }
 
     @classmethod
@@ -275,7 +279,7 @@ class ComparisonResult:
         return cls(reference=data["reference"], candidate=data["candidate"], tolerance=tolerance_from_dict(data["tolerance"]),
                    tensors=[TensorResult.from_dict(t) for t in data["tensors"]], missing=data["missing"], extra=data["extra"],
                    mappings=data["mappings"], notes=data["notes"],
-                   applied=[AppliedTolerance.from_dict(a) for a in data.get("applied", [])])
+                   applied=[AppliedTolerance.from_dict(a) for a in data.get("applied", [])], likely=data.get("likely", []))
 
 
 def check_same_inputs(reference: Dump, candidate: Dump) -> None:
@@ -371,7 +375,7 @@ def compare_dumps(
         tensors.append(result)
     _excuse_after_noise(tensors)
     diagnose.corroborate([t.diagnosis for t in tensors])
-    return ComparisonResult(
+    result = ComparisonResult(
         reference=f"{reference.source} ({reference.describe()})",
         candidate=f"{candidate.source} ({candidate.describe()})",
         tolerance=tolerance,
@@ -383,6 +387,10 @@ def compare_dumps(
                for note in getattr(dump, "notes", [])] + nfc_twins(alignment.missing, alignment.extra),
         applied=[AppliedTolerance(dtypes, source, own, count) for (dtypes, source, own), count in applied.items()],
     )
+    settings = compare_settings(reference.metadata, candidate.metadata)
+    facts = facts_of(reference, candidate, settings.to_dict() if settings is not None else None)
+    result.likely = [cause.to_dict() for cause in comparison_causes(result, facts)]
+    return result
 
 
 def tensor_tolerance(name: str, reference_dtype, candidate_dtype, tolerance: Tolerance, rules: Rules) -> tuple[Tolerance, str, str]:

@@ -62,10 +62,11 @@ from pita.compare import (
 from pita.diagnose.base import Diagnosis
 from pita.dump import Dump
 from pita.errors import UsageError
+from pita.likely import facts_of, likely_lines, trace_causes
 from pita.recording import ACT, INIT, OTHER, PARAM, PHASES, RECORDING, init_name, looks_recorded, param_name, parse
 from pita.report import json_text, tensor_lines
 from pita.rules import Rules
-from pita.settings import Setting, compare_settings
+from pita.settings import OPTIMIZER, Setting, compare_settings
 from pita.stats import measure
 from pita.strict_json import unspelt
 from pita.text import printable
@@ -261,18 +262,19 @@ class TraceResult:
     applied: list[AppliedTolerance] = field(default_factory=list)  # compare's: the tolerances applied, per dtype pair
     judged_by: str = "tolerance"  # or "float64 budget": each float tensor against a float64 run of the reference (pita.budget)
     strict: bool = False  # an activation recorded on one side only fails the trace
-    settings: dict | None = None  # the optimizer settings compared (pita.settings), None where a side recorded none
+    settings: dict | None = None  # the settings phase: modules, loss and optimizer compared (pita.settings), None where none was recorded
     random_masks: dict | None = None  # the reference's dropout masks, where the candidate drew its own
     noise_gradients: list[str] = field(default_factory=list)  # the first step divergence's gradients that are float32 noise
     rule_tolerances: list[str] = field(default_factory=list)  # the rules file's tolerance entries, with how many tensors each matched
     suggested_renames: list[str] = field(default_factory=list)  # [[rename]] lines that would pair the one-sided names
     buffers: list[str] = field(default_factory=list)  # the reference's buffer paths (metadata `buffers`)
     previous_activation: str | None = None  # the activation compared just before a forward first divergence, if any
+    likely: list[dict] = field(default_factory=list)  # the catalog's pitfalls that fit (pita.likely): {id, title, chapter, fix, evidence}
     verbose: bool = False  # the text lists every mapping (not part of the JSON)
 
     @property
     def ok(self) -> bool:
-        """Nothing diverged, no gap, the optimizer settings agree, and something beyond the
+        """Nothing diverged, no gap, the settings agree, and something beyond the
         parameters was compared: loaded parameters alone say nothing of what the candidate
         computes, and nothing compared is never OK."""
         return self.clean and self.checked and not self.setting_differences
@@ -326,6 +328,7 @@ class TraceResult:
             "suggested_renames": self.suggested_renames,
             "buffers": self.buffers,
             "previous_activation": self.previous_activation,
+            "likely": self.likely,
         }
 
     @classmethod
@@ -342,7 +345,8 @@ class TraceResult:
                    judged_by=data.get("judged_by", "tolerance"), strict=data.get("strict", False), settings=data.get("settings"),
                    random_masks=data.get("random_masks"), noise_gradients=data.get("noise_gradients", []),
                    rule_tolerances=data.get("rule_tolerances", []), suggested_renames=data.get("suggested_renames", []),
-                   buffers=data.get("buffers", []), previous_activation=data.get("previous_activation"))
+                   buffers=data.get("buffers", []), previous_activation=data.get("previous_activation"),
+                   likely=data.get("likely", []))
 
 
 def trace_dumps(reference: Dump, candidate: Dump, tolerance: Tolerance | None = None, rules: Rules | None = None, *,
@@ -406,6 +410,8 @@ def trace_dumps(reference: Dump, candidate: Dump, tolerance: Tolerance | None = 
     if reference64 is None:
         result.notes.append(_absolute_tolerance_note(result))
     result.verdict = _verdict(result)
+    matched = frozenset(t.name for t in comparison.tensors if t.ok)
+    result.likely = [c.to_dict() for c in trace_causes(result, facts_of(reference, candidate), matched)]
     return result
 
 
@@ -695,6 +701,22 @@ def _module_parameters(entry: Entry, entries: list[Entry]) -> list[Entry]:
 
 
 def _verdict(result: TraceResult) -> str:
+    """The numbers' verdict, after the module and loss settings that differ, which come first: a
+    setting named is the cause said, where the numbers only show its effect."""
+    verdict = _numbers_verdict(result)
+    said = "settings differ" in verdict  # the optimizer's, by the step's verdict
+    differences = _module_differences(result) if said else result.setting_differences
+    if differences and not verdict.startswith("every tensor matched"):
+        return f"the settings differ: {_settings_text(differences)}; and in the numbers: {verdict}"
+    return verdict
+
+
+def _module_differences(result: TraceResult) -> list[dict]:
+    """The setting differences of the modules and the loss (the optimizer's are the step's verdict)."""
+    return [d for d in result.setting_differences if d.get("module", OPTIMIZER) != OPTIMIZER]
+
+
+def _numbers_verdict(result: TraceResult) -> str:
     if result.clean and not any(p.compared for p in result.phases):
         return ("nothing compared: the recordings hold no tensor (record a run with pita.torch.record or "
                 "pita::record::Recorder, docs/recording.md)")
@@ -709,6 +731,9 @@ def _verdict(result: TraceResult) -> str:
         return "every phase matched: the candidate computes what the reference computes" + _unobserved_text(result)
     divergence = result.first_divergence
     if divergence is None and result.setting_differences and result.clean:
+        if _module_differences(result):
+            return (f"every tensor matched, but the settings differ: {_settings_text(result.setting_differences)} "
+                    "(the tensors recorded do not show it: too few, or too small for it to matter at this tolerance)")
         return (f"every tensor matched, but the optimizer's settings differ: {_settings_text(result.setting_differences)} "
                 "(too few steps were recorded for it to show in the numbers)")
     if divergence is None:
@@ -789,7 +814,20 @@ def _step_verdict(result: TraceResult) -> str:
 
 
 def _settings_text(differences: list[dict]) -> str:
-    return "; ".join(Setting(d["name"], d["reference"], d["candidate"]).text() for d in differences)
+    """The differences, those of one kind, setting and values grouped: `encoder.layer.0.attention.output.LayerNorm
+    and 11 more LayerNorm (×12) eps: 1e-12 against 1e-05 (book/p10b.md)`."""
+    groups: dict[tuple, list[str]] = {}
+    for d in differences:
+        key = (d.get("kind", ""), d["name"], json.dumps(d["reference"]), json.dumps(d["candidate"]), d.get("chapter"))
+        groups.setdefault(key, []).append(d.get("module", OPTIMIZER))
+    texts = []
+    for (kind, name, reference, candidate, chapter), modules in groups.items():
+        setting = Setting(name, json.loads(reference), json.loads(candidate)).text()
+        where = "" if modules[0] == OPTIMIZER else f"{modules[0]} "
+        if len(modules) > 1:
+            where += f"and {len(modules) - 1} more {kind} (×{len(modules)}) "
+        texts.append(where + setting + (f" (book/{chapter}.md)" if chapter else ""))
+    return "; ".join(texts)
 
 
 def _unobserved_text(result: TraceResult) -> str:
@@ -822,7 +860,11 @@ def render_trace_text(result: TraceResult) -> str:
             more = len(divergence.module_parameters) - len(shown)
             lines.append("  its module's parameters: " + ", ".join(shown) + (f" and {more} more" if more > 0 else ""))
     lines.append(f"verdict: {result.verdict}")
-    lines.append(_settings_line(result))
+    lines.extend(likely_lines(result.likely))
+    if result.setting_differences:  # the settings phase found the cause: it heads the report
+        lines.insert(0, _settings_line(result))
+    else:
+        lines.append(_settings_line(result))
     for phase in result.phases:
         lines.append(_phase_line(phase, result))
     lines.extend(mapping_summary(result.mappings, result.verbose))
@@ -831,21 +873,28 @@ def render_trace_text(result: TraceResult) -> str:
         lines.append("suggested rules (the names on one side only differ by a common prefix or suffix; paste into a rules file, --rules):")
         lines.extend(f"  {line}" for line in result.suggested_renames)
     lines.extend(f"note: {note}" for note in result.notes)
-    status = "OK" if result.ok else "NOT CHECKED" if result.clean else "MISMATCH"
+    status = "OK" if result.ok else "NOT CHECKED" if result.clean and not result.setting_differences else "MISMATCH"
     lines.append(f"tolerance: {tolerance_text(result.tolerance, result.applied)}")
     lines.append(f"tol={shown_tolerance(result.tolerance, result.applied)} {status}")
     return "\n".join(map(printable, lines)) + "\n"  # values from files on one line, without control characters
 
 
 def _settings_line(result: TraceResult) -> str:
+    """The settings phase: every difference with both values, module path and chapter; how many
+    settings matched; and what was not compared (a count and the first names: the JSON has all)."""
     settings = result.settings
     if settings is None:
-        return "settings: the optimizer's settings are not recorded on both sides, so they are not compared"
+        return "settings: none recorded on both sides (modules, loss, optimizer), so none compared"
     differ = settings["differences"]
-    line = (f"settings: {len(differ)} of {settings['compared']} optimizer settings differ: {_settings_text(differ)}" if differ
-            else f"settings: the optimizer's {settings['compared']} settings match ({', '.join(settings.get('names', []))})")
-    if settings["not_compared"]:
-        line += f"; not compared: {', '.join(settings['not_compared'])}"
+    if differ:
+        line = f"settings: {len(differ)} difference{'s' if len(differ) > 1 else ''}: {_settings_text(differ)}; {settings['compared']} compared"
+    else:
+        names = settings.get("names", [])
+        shown = ", ".join(names[:SHOWN_NAMES]) + (f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES else "")
+        line = f"settings: the {settings['compared']} settings compared match ({shown})"
+    unread = settings["not_compared"]
+    if unread:
+        line += f"; {len(unread)} not compared: " + ", ".join(unread[:SHOWN_NAMES]) + (" …" if len(unread) > SHOWN_NAMES else "")
     return line
 
 

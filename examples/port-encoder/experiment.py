@@ -12,6 +12,7 @@ EXPERIMENT = Experiment(
     kind="tutorial",
     symptoms=("wrong-after-load", "grad-scaled", "update-differs"),
     related=("p07", "p12", "p20", "p30"),
+    also=("p07", "p30", "p12", "p20"),  # the catalog's signatures that fire on its planted mistakes, rightly (pita_lab.signatures)
     torch_variants=("record",),
     burn_variants=tuple(MISTAKES),
     comparisons=(),

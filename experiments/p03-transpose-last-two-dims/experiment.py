@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pita.likely import Signature
 from pita_lab.experiment import Accepts, Diagnosed, Experiment, Matches, Mismatches, SourceRef, Warns
 
 
@@ -16,6 +17,8 @@ EXPERIMENT = Experiment(
     kind="silent",
     symptoms=("shape-axis", "forward-wrong"),
     related=("p04", "p06", "p11d"),
+    signature=Signature("diagnosis", diagnosis="permutation", params=("axes",), phase="forward"),
+    fix="`.T` 在 3 维以上倒转全部维度：写 `x.permute([2, 1, 0])`，只换最后两维时才用 `swap_dims`/`transpose`",
     torch_variants=("T", "mT"),
     burn_variants=("port", "fixed"),
     comparisons=(("torch-T", "burn-fixed"), ("torch-T", "burn-port"), ("torch-mT", "burn-port")),

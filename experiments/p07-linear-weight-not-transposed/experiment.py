@@ -1,5 +1,6 @@
 """p07: a square PyTorch Linear weight copied into burn without a transpose computes x·W, not x·Wᵀ."""
 
+from pita.likely import Signature
 from pita_lab.experiment import (
     Accepts,
     CompileFails,
@@ -25,6 +26,9 @@ EXPERIMENT = Experiment(
     kind="silent",
     symptoms=("wrong-after-load", "panic"),
     related=("p30", "p31", "port-encoder"),
+    signature=Signature("diagnosis", diagnosis="transpose", tensor="weight", rank=2, phase="parameters"),
+    also=("p30",),
+    fix="PyTorch 的 `[out, in]` 权重转置成 burn 的 `[in, out]` 再装进 `Linear`：`weight.transpose()`",
     torch_variants=("ref",),
     burn_variants=("port", "fixed", "nonsquare"),
     comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port")),

@@ -36,6 +36,7 @@ def magnitude(record) -> str:
 EXPERIMENT = Experiment(
     id="p08",
     title="配置的 Xavier 初始化也用在偏置上，偏置范围变大",
+    fix="只重抽权重：`fc.weight = Initializer::XavierUniform { gain: 1.0 }.init_with(..)`，bias 保持 `LinearConfig` 的默认",
     mainline="init and weight layout",
     kind="silent",
     symptoms=("init-differs",),

@@ -1,5 +1,6 @@
 """p10: burn's bilinear interpolation defaults to align_corners = true; PyTorch's to False."""
 
+from pita.likely import Signature
 from pita_lab.experiment import Accepts, DefaultsDiffer, Experiment, Matches, Mismatches, SourceRef
 
 
@@ -12,11 +13,13 @@ def magnitude(record) -> str:
 EXPERIMENT = Experiment(
     id="p10",
     title="双线性插值默认对齐角点，PyTorch 默认不对齐",
+    fix="`.with_align_corners(false)`（`F.interpolate` / `nn.Upsample` 的默认）",
     mainline="forward",
     kind="silent",
     symptoms=("forward-wrong",),
     related=("p10a",),
     reports=('tracel-ai/burn#4510',),
+    signature=Signature("setting", settings=("Upsample.align_corners",)),
     torch_variants=("ref",),
     burn_variants=("port", "fn-port", "fixed"),
     comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port"), ("torch-ref", "burn-fn-port")),
@@ -32,7 +35,8 @@ EXPERIMENT = Experiment(
         Accepts("burn-port-runs", "burn 的 `Interpolate2d`（Linear 模式）用默认配置正常运行", "burn", "port"),
         DefaultsDiffer("align-corners-differs", "默认的 `align_corners` 两边不同（PyTorch 从 `F.interpolate` 的签名读出）",
                        "torch-ref", "burn-port", "align_corners",
-                       "插值的 `align_corners`（`Interpolate2dConfig` / `F.interpolate`；PyTorch 的 `None` 按 `False` 算）"),
+                       "插值的 `align_corners`（`Interpolate2dConfig` / `F.interpolate`；PyTorch 的 `None` 按 `False` 算）",
+                       maps=("Upsample.align_corners", "Interpolate2d.align_corners")),
         DefaultsDiffer("fn-align-corners-differs", "`InterpolateOptions::new` 的 `align_corners` 和 `F.interpolate` 也不同",
                        "torch-ref", "burn-fn-port", "align_corners",
                        "插值函数的 `align_corners`（`InterpolateOptions::new` / `F.interpolate`）"),

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pita.likely import Signature
 from pita_lab.experiment import Accepts, DefaultsDiffer, Diagnosed, Experiment, Matches, Mismatches, PairClaim, SourceRef
 
 
@@ -38,10 +39,14 @@ def magnitude(record) -> str:
 EXPERIMENT = Experiment(
     id="p10b",
     title="RmsNorm 默认 epsilon 比 PyTorch 大，小激活被压小",
+    fix="`RmsNormConfig::new(d).with_epsilon(…)`，取 PyTorch 的 eps（`nn.RMSNorm` 默认 `torch.finfo(dtype).eps`）",
     mainline="forward",
     kind="silent",
     symptoms=("forward-wrong",),
     related=("p10a", "p20"),
+    signature=(Signature("setting", settings=("RMSNorm.eps", "LayerNorm.eps")),
+               Signature("diagnosis", diagnosis="slice_scale", factor="near_one", module_kind=("LayerNorm", "RMSNorm")),
+               Signature("diagnosis", diagnosis="scale", factor="near_one", module_kind=("LayerNorm", "RMSNorm"))),
     torch_variants=("ref",),
     burn_variants=("port", "fixed"),
     comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port")),
@@ -54,7 +59,8 @@ EXPERIMENT = Experiment(
         Accepts("torch-runs", "PyTorch 的 `nn.RMSNorm(4)` 以 `eps=None` 正常运行", "torch", "ref"),
         Accepts("burn-port-runs", "burn 默认配置的 `RmsNorm` 正常运行", "burn", "port"),
         DefaultsDiffer("epsilon-differs", "默认的 epsilon 两边不同（PyTorch 的 `eps=None` 按 `torch.finfo` 取值）", "torch-ref", "burn-port",
-                       "epsilon", "RMSNorm 的 epsilon（`RmsNormConfig` / `nn.RMSNorm`；PyTorch 的 `eps=None` 取 `torch.finfo(float32).eps`）"),
+                       "epsilon", "RMSNorm 的 epsilon（`RmsNormConfig` / `nn.RMSNorm`；PyTorch 的 `eps=None` 取 `torch.finfo(float32).eps`）",
+                       maps=("RMSNorm.eps", "RmsNorm.epsilon")),
         Mismatches("negative-control", "burn-port 对 torch-ref 报 MISMATCH", "torch-ref", "burn-port"),
         Diagnosed("compare-finds-scale", "compare 在小激活的输出上诊断出 scale",
                   "torch-ref", "burn-port", "scale", tensors=("out.small",)),

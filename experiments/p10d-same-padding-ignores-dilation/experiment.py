@@ -11,6 +11,7 @@ def magnitude(record) -> str:
 EXPERIMENT = Experiment(
     id="p10d",
     title="PaddingConfig Same 不看 dilation：膨胀卷积的输出变短",
+    fix="按膨胀后的核算 padding：`PaddingConfig1d::Explicit(dilation * (kernel - 1) / 2)`",
     mainline="forward",
     kind="silent",
     symptoms=("shape-axis", "panic"),

@@ -36,6 +36,7 @@ def magnitude(record) -> str:
 EXPERIMENT = Experiment(
     id="p11",
     title="BCEWithLogitsLoss 搬成 BinaryCrossEntropyLoss，默认把 logits 当概率",
+    fix="输入是 logits 时写 `BinaryCrossEntropyLossConfig::new().with_logits(true)`",
     mainline="loss",
     kind="silent",
     symptoms=("nan", "loss-wrong"),

@@ -1,5 +1,6 @@
 """p11a: KLDivLoss's default reduction: PyTorch 'mean' (every element), burn `Reduction::Auto` (batchmean)."""
 
+from pita.likely import Signature
 from pita_lab.experiment import Accepts, Diagnosed, Experiment, Matches, Mismatches, ScaledByMetadata, SourceRef
 
 
@@ -16,6 +17,9 @@ EXPERIMENT = Experiment(
     kind="silent",
     symptoms=("grad-scaled", "loss-wrong"),
     related=("p11", "p11c", "p12"),
+    signature=Signature("diagnosis", diagnosis="scale", factor="count", phase="loss"),
+    also=("p18a",),
+    fix="`KLDivLossConfig` 用 `Reduction::Mean`（PyTorch `nn.KLDivLoss()` 默认按元素平均；`batchmean` 才对应 `Auto`）",
     torch_variants=("mean", "batchmean"),
     burn_variants=("auto", "mean"),
     comparisons=(("torch-mean", "burn-mean"), ("torch-mean", "burn-auto"), ("torch-batchmean", "burn-auto")),

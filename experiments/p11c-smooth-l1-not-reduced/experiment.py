@@ -1,5 +1,6 @@
 """p11c: SmoothL1Loss::forward returns the element-wise loss; PyTorch's SmoothL1Loss() is reduced (mean)."""
 
+from pita.likely import Signature
 from pita_lab.experiment import (
     Accepts,
     CompileFails,
@@ -22,10 +23,13 @@ def magnitude(record) -> str:
 EXPERIMENT = Experiment(
     id="p11c",
     title="SmoothL1Loss::forward 不做归约，backward 后梯度大了元素个数倍",
+    fix="`smooth_l1.forward_with_reduction(pred, target, Reduction::Mean)`",
     mainline="loss",
     kind="silent",
     symptoms=("grad-scaled",),
     related=("p11a", "p12"),
+    signature=Signature("diagnosis", diagnosis="scale", factor="elements", phase="backward"),
+    also=("p18a",),
     torch_variants=("mean",),
     burn_variants=("port", "fixed", "guard"),
     comparisons=(("torch-mean", "burn-fixed"), ("torch-mean", "burn-port")),

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pita.likely import Signature
 from pita.stats import ulp_distance
 from pita_lab.experiment import (
     Accepts,
@@ -48,10 +49,13 @@ def magnitude(record) -> str:
 EXPERIMENT = Experiment(
     id="p12",
     title="loss 忘了 mean，梯度大了 batch 倍",
+    fix="`loss.mean()` 后再 `backward()`",
     mainline="loss → backward",
     kind="silent",
     symptoms=("grad-scaled",),
     related=("p11a", "p11c", "p16", "port-encoder"),
+    signature=(Signature("diagnosis", diagnosis="scale", factor="batch_size", phase="backward"),
+               Signature("diagnosis", diagnosis="scale", factor="batch_size", phase="loss")),
     torch_variants=("nonscalar", "mean"),
     burn_variants=("nomean", "mean", "guard"),
     comparisons=(("torch-mean", "burn-mean"), ("torch-mean", "burn-nomean")),

@@ -16,6 +16,7 @@ def magnitude(record) -> str:
 EXPERIMENT = Experiment(
     id="p18",
     title="微批梯度累积：burn 的 backward 不累加，直接移植只用了最后一个微批",
+    fix="用 `GradientsAccumulator`：每个 micro-batch `accumulator.accumulate(&model, grads)`，最后 `accumulator.grads()`",
     mainline="clipping and accumulation",
     kind="silent",
     symptoms=("grad-differs", "update-differs"),

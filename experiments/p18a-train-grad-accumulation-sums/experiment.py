@@ -2,6 +2,7 @@
 micro-batch gradients; the PyTorch recipe divides each micro-batch loss by n, so its accumulated
 gradient is the mean. A direct port steps with n times the gradient."""
 
+from pita.likely import Signature
 from pita_lab.experiment import (
     Accepts,
     CountsMultiply,
@@ -31,6 +32,8 @@ EXPERIMENT = Experiment(
     kind="silent",
     symptoms=("grad-scaled", "update-differs"),
     related=("p18", "p24a", "p12"),
+    signature=Signature("diagnosis", diagnosis="scale", factor="count", phase="backward"),
+    fix="和 PyTorch 一样把每个微批的 loss 除以累积数：`loss / ACCUM` 再 `backward()`",
     torch_variants=("accumulate", "sum"),
     burn_variants=("port", "fixed", "lr-scaled"),
     comparisons=(

@@ -61,6 +61,7 @@ def magnitude(record) -> str:
 EXPERIMENT = Experiment(
     id="p19",
     title="按范数裁剪梯度：burn 逐个参数裁，PyTorch 全局裁",
+    fix="去掉 `GradientClippingConfig::Norm`，用 `pita::clip_norm::clip_grad_norm` 按全部梯度的总范数裁剪",
     mainline="clipping and accumulation",
     kind="silent",
     symptoms=("update-differs",),

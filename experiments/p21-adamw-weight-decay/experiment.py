@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pita.likely import Signature
 from pita_lab.claims import ratios_match
 from pita_lab.experiment import (
     Accepts,
@@ -59,10 +60,13 @@ def magnitude(record) -> str:
 EXPERIMENT = Experiment(
     id="p21",
     title="AdamW 的权重衰减默认值比 PyTorch 小，正则化几乎没了",
+    fix="`AdamWConfig::new().with_weight_decay(0.01)`",
     mainline="optimizer",
     kind="silent",
     symptoms=("slow-drift", "update-differs"),
     related=("p20", "p22"),
+    signature=Signature("setting", settings=("AdamW.weight_decay", "AdamW.eps")),
+    also=("p20",),  # AdamW's epsilon is p20's default too
     torch_variants=("adamw",),
     burn_variants=("adamw-port", "adamw-decay", "adamw-fixed", "guard"),
     comparisons=(
@@ -78,9 +82,11 @@ EXPERIMENT = Experiment(
         Accepts("torch-adamw-runs", "PyTorch AdamW 跑完这几步", "torch", "adamw"),
         Accepts("burn-port-runs", "burn `AdamWConfig::new()` 跑完同样的几步（exit 0）", "burn", "adamw-port"),
         DefaultsDiffer("weight-decay-differs", "`AdamWConfig::new()` 用的权重衰减和 `torch.optim.AdamW` 不同",
-                       "torch-adamw", "burn-adamw-port", "weight_decay", "AdamW 的权重衰减 `weight_decay`（`AdamWConfig` / `torch.optim.AdamW`）"),
+                       "torch-adamw", "burn-adamw-port", "weight_decay", "AdamW 的权重衰减 `weight_decay`（`AdamWConfig` / `torch.optim.AdamW`）",
+                       maps=("AdamW.weight_decay", "AdamWConfig.weight_decay")),
         DefaultsDiffer("epsilon-differs", "`AdamWConfig::new()` 用的 epsilon 也不同",
-                       "torch-adamw", "burn-adamw-port", "epsilon", "AdamW 的 epsilon（`AdamWConfig` / `torch.optim.AdamW`）"),
+                       "torch-adamw", "burn-adamw-port", "epsilon", "AdamW 的 epsilon（`AdamWConfig` / `torch.optim.AdamW`）",
+                       maps=("AdamW.eps", "AdamWConfig.epsilon")),
         DecayRatio("idle-ratio-is-the-decay", "零梯度参数两边之比恰好等于两种权重衰减各自衰减因子之比",
                    "torch-adamw", "burn-adamw-port", "idle"),
         Diagnosed("compare-sees-a-scale", "compare 把零梯度参数诊断为一个统一的 scale",

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pita.likely import Signature
 from pita_lab.claims import ratios_match
 from pita_lab.experiment import (
     Accepts,
@@ -55,10 +56,12 @@ def magnitude(record) -> str:
 EXPERIMENT = Experiment(
     id="p22",
     title="SGD 动量的 dampening 默认不是 0，第二步起步长变短",
+    fix="`MomentumConfig::new().with_dampening(0.0)`",
     mainline="optimizer",
     kind="silent",
     symptoms=("slow-drift",),
     related=("p21", "p23"),
+    signature=Signature("setting", settings=("SGD.dampening",)),
     torch_variants=("sgd",),
     burn_variants=("sgd-port", "sgd-fixed", "guard"),
     comparisons=(("torch-sgd", "burn-sgd-fixed"), ("torch-sgd", "burn-sgd-port")),
@@ -73,7 +76,8 @@ EXPERIMENT = Experiment(
         Accepts("burn-port-runs", "burn `MomentumConfig::new().with_momentum(0.9)` 跑完同样的几步（exit 0）", "burn", "sgd-port"),
         SameHparam("momentum-same", "两边的动量相同", "torch-sgd", "burn-sgd-port", "momentum"),
         DefaultsDiffer("dampening-differs", "`MomentumConfig::new()` 用的 dampening 和 torch SGD 不同", "torch-sgd", "burn-sgd-port",
-                       "dampening", "SGD 动量的 `dampening`（`MomentumConfig` / `torch.optim.SGD`）"),
+                       "dampening", "SGD 动量的 `dampening`（`MomentumConfig` / `torch.optim.SGD`）",
+                       maps=("SGD.dampening", "SgdConfig.momentum.dampening")),
         TensorsCompare("first-step-same", "第一步两边相同（第一次的速度不做 dampening）",
                       "torch-sgd", "burn-sgd-port", ("w.step1",)),
         TwoStepRatio("second-step-ratio", "两步之后 burn/torch = (2 + m − d_burn) / (2 + m − d_torch)，逐元素成立",

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from pita.likely import Signature
 from pita_lab.experiment import Accepts, DefaultsDiffer, Diagnosed, Experiment, Matches, Mismatches, Panics, SameHparam, SmallerInSize, SourceRef
 
 
@@ -16,10 +17,12 @@ def magnitude(record) -> str:
 EXPERIMENT = Experiment(
     id="p23",
     title="RMSProp 默认带动量，步子越走越大",
+    fix="`RmsPropConfig::new().with_momentum(0.0)`",
     mainline="optimizer",
     kind="silent",
     symptoms=("slow-drift", "update-differs"),
     related=("p20", "p22"),
+    signature=Signature("setting", settings=("RMSprop.momentum", "RMSprop.eps")),
     torch_variants=("rmsprop",),
     burn_variants=("rmsprop-port", "rmsprop-momentum", "rmsprop-fixed", "guard"),
     comparisons=(
@@ -36,9 +39,11 @@ EXPERIMENT = Experiment(
         Accepts("torch-rmsprop-runs", "PyTorch RMSprop 跑完这几步", "torch", "rmsprop"),
         Accepts("burn-port-runs", "burn `RmsPropConfig::new()` 跑完同样的几步（exit 0）", "burn", "rmsprop-port"),
         DefaultsDiffer("momentum-differs", "`RmsPropConfig::new()` 带动量，torch RMSprop 不带", "torch-rmsprop", "burn-rmsprop-port",
-                       "momentum", "RMSProp 的动量 `momentum`（`RmsPropConfig` / `torch.optim.RMSprop`）"),
+                       "momentum", "RMSProp 的动量 `momentum`（`RmsPropConfig` / `torch.optim.RMSprop`）",
+                       maps=("RMSprop.momentum", "RmsPropConfig.momentum")),
         DefaultsDiffer("epsilon-differs", "`RmsPropConfig::new()` 用的 epsilon 也不同", "torch-rmsprop", "burn-rmsprop-port",
-                       "epsilon", "RMSProp 的 epsilon（`RmsPropConfig` / `torch.optim.RMSprop`）"),
+                       "epsilon", "RMSProp 的 epsilon（`RmsPropConfig` / `torch.optim.RMSprop`）",
+                       maps=("RMSprop.eps", "RmsPropConfig.epsilon")),
         SameHparam("alpha-same", "平滑常数 alpha 相同", "torch-rmsprop", "burn-rmsprop-port", "alpha"),
         SmallerInSize("port-moves-farther", "最后一步之后，burn-port 在每个元素上都比 PyTorch 走得更远",
                       "torch-rmsprop", "burn-rmsprop-port", "w.step3", larger=True),

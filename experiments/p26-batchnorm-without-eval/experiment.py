@@ -28,6 +28,7 @@ EXPERIMENT = Experiment(
     symptoms=("eval-wrong",),
     related=("p25", "p27", "p29"),
     reports=('tracel-ai/burn#2652', 'tracel-ai/burn#5537',),
+    also=("p27",),
     torch_variants=("eval", "train"),
     burn_variants=("valid", "port", "guard"),
     comparisons=(

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pita.likely import Signature
 from pita_lab.claims import ratios_match
 from pita_lab.experiment import (
     Accepts,
@@ -89,6 +90,8 @@ EXPERIMENT = Experiment(
     kind="silent",
     symptoms=("eval-wrong", "slow-drift"),
     related=("p26",),
+    signature=Signature("diagnosis", diagnosis="scale", factor="biased_variance", tensor="running_var", matched="running_mean"),
+    fix="每次训练前向后把 running_var 换成无偏更新：`(1 - m) · var_old + m · var_batch · n/(n-1)`（或加载 PyTorch 的统计量）",
     torch_variants=("ref", "long"),
     burn_variants=("fixed", "port", "fixed-long", "port-long"),
     comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port"),

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pita.likely import Signature
 from pita_lab.experiment import Accepts, DefaultsDiffer, Experiment, Matches, Mismatches, PairClaim, SourceRef
 
 
@@ -44,10 +45,12 @@ def magnitude(record) -> str:
 EXPERIMENT = Experiment(
     id="p28",
     title="MultiHeadAttention 默认 dropout 0.1（PyTorch 是 0），训练时注意力权重被丢",
+    fix="`.with_dropout(…)`，取 PyTorch 模块的 `dropout`（`nn.MultiheadAttention` 默认 0.0）",
     mainline="train/eval",
     kind="silent",
     symptoms=("eval-wrong", "forward-wrong"),
     related=("p09", "p10f", "p25"),
+    signature=Signature("setting", settings=("MultiheadAttention.dropout",)),
     torch_variants=("ref", "drop"),
     burn_variants=("fixed", "drop", "port"),
     comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port")),
@@ -58,7 +61,8 @@ EXPERIMENT = Experiment(
     magnitude=magnitude,
     claims=(
         DefaultsDiffer("defaults-differ", "注意力 dropout 的默认值：PyTorch 和 burn 记录的值不同",
-                       "torch-ref", "burn-port", "dropout", "多头注意力的 `dropout`（`MultiHeadAttentionConfig` / `nn.MultiheadAttention`）"),
+                       "torch-ref", "burn-port", "dropout", "多头注意力的 `dropout`（`MultiHeadAttentionConfig` / `nn.MultiheadAttention`）",
+                       maps=("MultiheadAttention.dropout", "MultiHeadAttention.dropout")),
         Accepts("burn-port-runs", "burn 用默认配置跑注意力，不报错", "burn", "port"),
         DroppedAfterSoftmax("port-drops-weights", "burn-port：注意力权重是 0 或 softmax ×1/(1-p)",
                             "torch-ref", "burn-port", "weights", "dropout"),

@@ -1,6 +1,7 @@
 """p29: burn's InstanceNorm is affine by default (learnable gamma/beta), PyTorch's is not: the same
 at initialisation, different after the first optimizer step."""
 
+from pita.likely import Signature
 from pita_lab.experiment import Accepts, DefaultsDiffer, Experiment, Matches, Mismatches, SourceRef, TensorsCompare
 
 
@@ -13,10 +14,12 @@ def magnitude(record) -> str:
 EXPERIMENT = Experiment(
     id="p29",
     title="InstanceNorm 默认带可学习的 γ/β（PyTorch 默认不带），训练一步就分叉",
+    fix="`InstanceNormConfig::new(c).with_affine(false)`（`nn.InstanceNorm*d` 的默认）",
     mainline="train/eval",
     kind="silent",
     symptoms=("slow-drift", "init-differs"),
     related=("p08", "p26", "p31"),
+    signature=Signature("setting", settings=("InstanceNorm1d|InstanceNorm2d|InstanceNorm3d.affine",)),
     torch_variants=("ref", "affine"),
     burn_variants=("fixed", "port"),
     comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port"), ("torch-affine", "burn-port")),
@@ -27,7 +30,8 @@ EXPERIMENT = Experiment(
     magnitude=magnitude,
     claims=(
         DefaultsDiffer("defaults-differ", "默认的 `affine` 两边不同：PyTorch 的归一化层没有参数，burn 的有可学习的 γ/β",
-                       "torch-ref", "burn-port", "affine", "InstanceNorm 的 `affine`（`InstanceNormConfig` / `nn.InstanceNorm1d`）"),
+                       "torch-ref", "burn-port", "affine", "InstanceNorm 的 `affine`（`InstanceNormConfig` / `nn.InstanceNorm1d`）",
+                       maps=("InstanceNorm1d|InstanceNorm2d|InstanceNorm3d.affine", "InstanceNorm.affine")),
         Accepts("burn-port-runs", "burn 训练默认的 InstanceNorm，不报错", "burn", "port"),
         TensorsCompare("same-at-init", "还没有更新时两边输出一致（gamma = 1, beta = 0）",
                        "torch-ref", "burn-port", ("out.step0",)),

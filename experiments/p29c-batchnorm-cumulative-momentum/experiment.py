@@ -63,6 +63,7 @@ EXPERIMENT = Experiment(
     kind="silent",
     symptoms=("eval-wrong",),
     related=("p27", "p26", "p29a", "p29b"),
+    also=("p27",),
     torch_variants=("ref", "ema"),
     burn_variants=("port", "momentum", "fixed"),
     comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port"), ("torch-ema", "burn-port"),

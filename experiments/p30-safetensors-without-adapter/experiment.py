@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pita.likely import Signature
 from pita_lab.experiment import Accepts, Diagnosed, Experiment, Matches, Mismatches, PairClaim, Panics, SourceRef
 
 
@@ -34,10 +35,13 @@ def magnitude(record) -> str:
 EXPERIMENT = Experiment(
     id="p30",
     title="SafetensorsStore 不加适配器，方阵 Linear 权重不转置就加载",
+    fix="`SafetensorsStore::from_file(path).with_from_adapter(PyTorchToBurnAdapter)`",
     mainline="save/load PyTorch weights",
     kind="silent",
     symptoms=("wrong-after-load", "panic"),
     related=("p07", "p31", "port-encoder"),
+    signature=Signature("diagnosis", diagnosis="transpose", tensor="weight", rank=2, phase="parameters"),
+    also=("p07",),
     torch_variants=("ref",),
     burn_variants=("port", "nonsquare", "guard", "fixed"),
     comparisons=(("torch-ref", "burn-port"), ("torch-ref", "burn-fixed")),

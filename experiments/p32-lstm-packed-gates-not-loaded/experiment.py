@@ -70,6 +70,7 @@ EXPERIMENT = Experiment(
         KeptInitial("fix-replaces-every-parameter", "改好的加载换掉了每一个参数，没有一个还是初始值", "fixed", kept=False),
         Matches("fix-matches", "burn-fixed 和 torch-ref 一致：每个时间步的隐状态和最后的 (h, c)", "torch-ref", "burn-fixed"),
         DefaultsDiffer("defaults-differ", "默认的 `batch_first` 两边不同：PyTorch 的 LSTM 默认输入是 [seq, batch, in]，burn 的是 [batch, seq, in]",
-                       "torch-ref", "burn-fixed", "batch_first", "LSTM 的 `batch_first`（`LstmConfig` / `nn.LSTM`）"),
+                       "torch-ref", "burn-fixed", "batch_first", "LSTM 的 `batch_first`（`LstmConfig` / `nn.LSTM`）",
+                       maps=("LSTM.batch_first", "Lstm.batch_first")),
     ),
 )

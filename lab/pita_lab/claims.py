@@ -337,7 +337,8 @@ class DiffersOnlyAtKinks(PairClaim):
         return "; ".join(expected), "; ".join(observed), ok
 
 
-def _program(record, name: str):
+def program_named(record, name: str):
+    """The run of the dump named `side-variant` (`torch-adam`)."""
     side, variant = name.split("-", 1)
     return record.program(side, variant)
 
@@ -352,8 +353,8 @@ class SameHparam(PairClaim):
     same: bool = True
 
     def observe(self, record, out):
-        ref = _program(record, self.reference).metadata.get(self.key)
-        cand = _program(record, self.candidate).metadata.get(self.key)
+        ref = program_named(record, self.reference).metadata.get(self.key)
+        cand = program_named(record, self.candidate).metadata.get(self.key)
         if ref is None or cand is None:
             return f"{self.key} in both dumps", f"{self.reference}: {ref}, {self.candidate}: {cand}", False
         equal = np.float32(float(ref)) == np.float32(float(cand))
@@ -469,10 +470,15 @@ class DefaultsDiffer(PairClaim):
     other burn's. Values compare as what they are: numbers at float32 precision (burn keeps
     most hyper-parameters in f32), booleans and `None` by identity, names case-insensitively
     (`relu` and `Relu` name one activation). `setting` names the setting in Chinese; the result
-    keeps both values as facts, from which the book's defaults table is built."""
+    keeps both values as facts, from which the book's defaults table is built. `maps` names the
+    setting in each framework's recording, `("InstanceNorm1d.affine", "InstanceNorm.affine")`
+    (PyTorch's `Kind.name`, burn's; `|` joins kinds one row maps alike, an empty name is a
+    setting that framework does not have): the settings table (pita/catalog/settings.json) then
+    holds a row with both defaults and this chapter, and trace names the chapter by it."""
 
     key: str
     setting: str
+    maps: tuple[str, str] | tuple[()] = ()
 
     def observe(self, record, out):
         values = self._values(record)
@@ -488,7 +494,7 @@ class DefaultsDiffer(PairClaim):
         """dump name -> (side, the recorded default as a value), reference first."""
         values = {}
         for name in (self.reference, self.candidate):
-            run = _program(record, name)
+            run = program_named(record, name)
             values[name] = (run.side, parse_default(run.metadata[self.key]))
         if sorted(side for side, _ in values.values()) != ["burn", "torch"]:
             raise ValueError(f"a default compares a torch dump with a burn dump, not {self.reference} with {self.candidate}")

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pita.likely import Signature
 from pita_lab import claims
 from pita_lab.claims import Claim, Mismatches
 from pita_lab.kinds import Kind, Stage
@@ -89,6 +90,14 @@ class Experiment:
     related: tuple[str, ...] = ()
     # Users' public reports of this divergence, as `owner/repo#number`; the chapter cites each.
     reports: tuple[str, ...] = ()
+    # What the pitfall's finding looks like (pita.likely.Signature; a tuple if several): trace and
+    # compare name the chapter as a likely cause where one fits; `pita run` checks that one fires
+    # on each negative control and none elsewhere but `also`.
+    signature: Signature | tuple[Signature, ...] = ()
+    # Other pitfalls whose signatures are right on this experiment's comparisons too (the chapter names them).
+    also: tuple[str, ...] = ()
+    # The one-line fix, in the catalog's language, with the code to write: "`loss.mean()` 后再 `backward()`".
+    fix: str = ""
     # Set by the catalog from the folder: its path from the checkout, its compile-fail cases.
     folder: str = ""
     compile_fail: tuple[str, ...] = ()
@@ -130,6 +139,10 @@ class Experiment:
         if self.kind not in KINDS:
             raise ValueError(f"{self.id}: kind {self.kind!r} is not one of {KINDS}")
         object.__setattr__(self, "kind", Kind(self.kind))  # frozen: the string a declaration gives becomes its Kind
+        if isinstance(self.signature, Signature):
+            object.__setattr__(self, "signature", (self.signature,))  # one signature is a tuple of one
+        if self.signature and not self.fix:
+            raise ValueError(f"{self.id}: a signature names a likely cause, whose chapter gives its fix: declare `fix=`")
         malformed = [r for r in self.reports if not REPORT.match(r)]
         if malformed:
             raise ValueError(f"{self.id}: a report is cited as owner/repo#number, not {', '.join(map(repr, malformed))}")

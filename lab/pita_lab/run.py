@@ -25,6 +25,7 @@ from pita_lab.experiment import Experiment, SourceRef
 from pita_lab.matrix_workspace import cargo_env
 from pita_lab.record import ComparisonRun, ProgramRun, RunRecord, SourceLocation, TraceRun, scrub_machine_paths
 from pita_lab.rust_source import locked_file
+from pita_lab.signatures import signatures_claim
 from pita_lab.store import RecordStore
 
 SMALL_TENSOR = 64  # tensors up to this many elements are kept in the record for the book
@@ -161,6 +162,8 @@ def collect(experiment: Experiment, root: Path, out: Path, workspace: Workspace 
     )
     with rust_source.sources_of(workspace.root):  # claims that read burn's source read this workspace's
         record.claims = [claim.check(record, out) for claim in experiment.claims]
+    if (fit := signatures_claim(experiment)) is not None:  # the catalog's signatures, on every run (pita_lab.signatures)
+        record.claims.append(fit.check(record, out))
     return record
 
 

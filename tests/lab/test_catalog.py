@@ -46,6 +46,23 @@ def test_the_fresh_run_agrees_with_the_committed_record(catalog_run, experiment_
     assert render_chapter(ROOT, fresh).startswith("<!--")
 
 
+def test_each_signature_fires_on_its_negative_controls_and_nowhere_it_is_not_declared(catalog_run):
+    """Every fresh record's `signatures` claim (pita_lab.signatures), all listed at once; and each
+    declared signature fired somewhere (its own negative control)."""
+    out, _ = catalog_run
+    failing, fired = {}, set()
+    for experiment_id in catalog.chapter_ids():
+        experiment = catalog.get(experiment_id)
+        claim = next((c for c in RunRecord.load(RecordStore.fresh_path(out / experiment_id)).claims if c.id == "signatures"), None)
+        assert (claim is not None) == bool(experiment.comparisons or experiment.traces), experiment_id
+        if claim is not None:
+            fired |= {pitfall for ids in claim.facts["fired"].values() for pitfall in ids}
+            if not claim.ok:
+                failing[experiment_id] = claim.observed
+    assert not failing
+    assert {e.id for e in catalog.all_experiments().values() if e.signature} <= fired
+
+
 def test_every_experiment_has_a_negative_control_and_a_fix():
     for experiment in [*catalog.all_experiments().values(), *map(catalog.get, catalog.guide_ids())]:
         kinds = {type(claim).__name__ for claim in experiment.claims}

@@ -1,0 +1,52 @@
+"""The catalog's signatures in the lab: the shipped JSON is what the declarations render, and the
+claim every run adds (`signatures`) holds only when each negative control fires the chapter's
+own signature and nothing fires where it should not."""
+
+from pathlib import Path
+
+from conftest import ROOT
+from pita_lab.book.signatures import LIBRARY_DATA, render_signatures
+from pita_lab.catalog import get
+from pita_lab.signatures import SignaturesFit, entries, signatures_claim
+
+P12 = get("p12")
+NEGATIVE, FIXED = "torch-mean/burn-nomean", "torch-mean/burn-mean"
+
+
+def cause(pitfall: str) -> dict:
+    return {"id": pitfall, "title": "", "chapter": f"book/{pitfall}.md", "fix": "", "evidence": "bias.grad: candidate = 4 × reference"}
+
+
+def judged(found: dict, experiment=P12) -> bool:
+    return SignaturesFit(experiment)._judge(found)[2]
+
+
+def test_the_shipped_signatures_are_what_the_declarations_render():
+    assert render_signatures(ROOT) == {ROOT / LIBRARY_DATA: (ROOT / LIBRARY_DATA).read_text(encoding="utf-8")}
+    assert all(Path(ROOT, entry.chapter).name == f"{entry.id}.md" and entry.fix for entry in entries())
+
+
+def test_the_claim_holds_when_the_negative_control_fires_its_own_and_the_fix_nothing():
+    assert judged({NEGATIVE: [cause("p12")], FIXED: []})
+
+
+def test_the_claim_fails_when_the_negative_control_is_silent():
+    expected, observed, ok = SignaturesFit(P12)._judge({NEGATIVE: [], FIXED: []})
+    assert not ok and f"SILENT on {NEGATIVE}" in observed and expected.startswith(f"p12 on {NEGATIVE}")
+
+
+def test_the_claim_fails_when_another_chapter_fires_unless_declared_right_too():
+    found = {NEGATIVE: [cause("p12"), cause("p18a")], FIXED: []}
+    _, observed, ok = SignaturesFit(P12)._judge(found)
+    assert not ok and f"FIRES WRONGLY {NEGATIVE}: p18a" in observed
+    assert judged(found, get("p11a")) is False  # p11a's own is missing there
+    port = get("port-encoder")
+    assert "p12" in port.also and judged({"torch-record/burn-fix1": [cause("p12")]}, port)
+
+
+def test_the_claim_fails_when_anything_fires_on_a_fixed_pair():
+    assert not judged({NEGATIVE: [cause("p12")], FIXED: [cause("p12")]})
+
+
+def test_every_experiment_that_compares_gets_the_claim():
+    assert isinstance(signatures_claim(P12), SignaturesFit)
