@@ -30,6 +30,8 @@ LAB_MISSING = ("pita {command} is not a command of this pita ({known}); it may b
 # The distribution's name on the package index: `pita` there is another project, which also
 # installs a package and a command named `pita` (ARCHITECTURE.md, "A name of our own").
 DISTRIBUTION = "pita-parity"
+# `pita lint --format`: pita.lint renders each (not imported here, so the parser stays light).
+LINT_FORMATS = ("text", "json", "sarif")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -87,6 +89,12 @@ def _parser_and_commands():
     trace.add_argument("--strict", action="store_true",
                        help="also fail when an activation is recorded on one side only (by default it is listed as unobserved)")
     trace.set_defaults(handler=_trace)
+
+    lint = commands.add_parser("lint", help="find the catalog's pitfalls in burn source, before anything runs (needs the extra: pita-parity[lint])")
+    lint.add_argument("path", help="a .rs file, or a folder (every .rs under it, without target/, tests/, benches/ and hidden folders)")
+    lint.add_argument("--format", choices=LINT_FORMATS, default="text",
+                      help="text: file:line:col: id title — fix (chapter); json: a list of findings; sarif: SARIF 2.1.0 for code scanning")
+    lint.set_defaults(handler=_lint)
 
     lab = _add_plugin_commands(commands)
     if not lab:
@@ -242,6 +250,15 @@ def _trace(args) -> int:
                          strict=args.strict, verbose=args.verbose)
     result.notes += [note] if note else []
     return _report(result, lambda: json_chunks(result.to_dict()), lambda: render_trace_text(result), args.format, json_path)
+
+
+def _lint(args) -> int:
+    from pita.lint import lint_path, load_rules, render
+
+    rules = load_rules()
+    findings = lint_path(args.path, rules)
+    write_stdout([render(findings, rules, args.format)])
+    return 1 if findings else 0
 
 
 STDOUT_CLOSED = "stdout is closed: pita prints its report there (redirect it to /dev/null to discard it)"

@@ -117,7 +117,7 @@ def test_without_the_lab_other_commands_answer_with_one_line(monkeypatch, capsys
     assert pita.cli.main(argv) == 2
     out, err = capsys.readouterr()
     assert out == "" and len(err.splitlines()) == 1
-    assert err.startswith(f"error: pita {argv[0]} is not a command of this pita (compare, trace); it may be one of pita's lab, "
+    assert err.startswith(f"error: pita {argv[0]} is not a command of this pita (compare, trace, lint); it may be one of pita's lab, "
                           "which runs from a source checkout")
 
 
@@ -129,7 +129,7 @@ def test_without_the_lab_compare_and_help_still_work(dumps, monkeypatch, capsys)
     with pytest.raises(SystemExit) as exited:
         pita.cli.main(["--help"])
     out = capsys.readouterr().out
-    assert exited.value.code == 0 and "needs a source checkout" in out and "{compare,trace}" in out
+    assert exited.value.code == 0 and "needs a source checkout" in out and "{compare,trace,lint}" in out
 
 
 def test_the_lab_adds_its_commands_through_the_entry_point_group():

@@ -28,7 +28,7 @@ from pita.cli import DISTRIBUTION
 pytestmark = pytest.mark.integration
 
 DEPENDENCIES = ("numpy", "safetensors")
-LAB_DEPENDENCIES = ("jinja2", "markupsafe")
+LAB_DEPENDENCIES = ("jinja2", "markupsafe", "pyyaml")
 ABSENT = ("torch", "numba", "jinja2", "pita_lab")
 # Variables that would let the clean environment see other packages, or change pita's path.
 LEAKY = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE", "VIRTUAL_ENV", "PITA_JIT")
@@ -212,10 +212,13 @@ def test_the_library_wheel_installs_and_compares_in_a_clean_venv(tmp_path):
         lab = run(pita, *command, cwd=work, env=env)
         assert lab.returncode == 2 and lab.stdout == "", lab.stdout + lab.stderr
         assert len(lab.stderr.splitlines()) == 1 and "Traceback" not in lab.stderr
-        assert lab.stderr.startswith(f"error: pita {command[0]} is not a command of this pita (compare, trace); it may be one of "
+        assert lab.stderr.startswith(f"error: pita {command[0]} is not a command of this pita (compare, trace, lint); it may be one of "
                                      "pita's lab") and "source checkout" in lab.stderr
     usage = run(pita, "--help", cwd=work, env=env)
     assert usage.returncode == 0 and "compare" in usage.stdout and "needs a source checkout" in usage.stdout
+    # The wheel ships lint's rules (pita/catalog/lint.json, read first); without the extra, one line names it.
+    lint = run(pita, "lint", ".", cwd=work, env=env)
+    assert (lint.returncode, lint.stdout) == (2, "") and lint.stderr == "error: pita lint needs its Rust parser, ast-grep: pip install 'pita-parity[lint]'\n"
 
     # The lab installed from its wheel, outside any checkout: its commands are there now, and
     # each says in one line that it runs only from a checkout.

@@ -22,7 +22,10 @@ from pita_lab import catalog, matrix, repo_root
 from pita_lab.book.defaults import render_defaults_page
 from pita_lab.book.environment import KIND_ZH, MAINLINE_ZH, book_dir, environment
 from pita_lab.book.figures import chapter_figures, render_figures
+from pita_lab.book.lint import render_lint_catalog
 from pita_lab.book.navigation import chapter_links, render_diagnosis_page, render_symptoms_page
+from pita_lab.book.settings_table import render_settings_table
+from pita_lab.book.signatures import render_signatures
 from pita_lab.drift import drift_from_committed, render
 from pita_lab.errors import BrokenExperiment
 from pita_lab.experiment import report_url
@@ -36,7 +39,8 @@ from pita_lab.store import RecordStore
 PITA_CRATE_SOURCES = "crates/pita/src/"
 # The pages beyond the chapters and the catalog (reference pages, images): each renderer takes
 # the checkout and returns path -> text, so `book check` covers them too.
-PAGE_RENDERERS = (render_defaults_page, render_symptoms_page, render_diagnosis_page, render_figures)
+PAGE_RENDERERS = (render_defaults_page, render_symptoms_page, render_diagnosis_page, render_figures, render_settings_table, render_lint_catalog,
+                  render_signatures)
 # What `pita book drift` and `pita book update` take for the version matrix, in place of ids.
 MATRIX = "matrix"
 

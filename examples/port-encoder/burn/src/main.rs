@@ -94,7 +94,7 @@ fn load_weights(model: &mut Encoder, path: &Path, layout_mistake: bool) -> Resul
         // The mistake: without the adapter the load reports ln1.gamma, ln1.beta, ... missing; a
         // port that renames them by hand gets a clean load, and every square Linear keeps
         // PyTorch's [out, in] layout.
-        SafetensorsStore::from_file(path)
+        SafetensorsStore::from_file(path) // pita: allow(p30): the planted mistake
             .with_key_remapping(r"^(.*\.ln\d)\.weight$", "$1.gamma")
             .with_key_remapping(r"^(.*\.ln\d)\.bias$", "$1.beta")
     } else {
@@ -152,6 +152,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let [batch] = targets.dims();
 
     // book:begin adam
+    // pita: allow(p20): the planted mistake
     let config = if args.has("eps") { AdamConfig::new() } else { AdamConfig::new().with_epsilon(TORCH_ADAM_EPSILON) };
     // book:end
     let mut optimizer = config.init();

@@ -165,7 +165,7 @@ fn main() -> Result<(), Box<dyn Error>> {
 
     // book:begin adamw
     let config = if plants.has("adamw-defaults") {
-        AdamWConfig::new()
+        AdamWConfig::new() // pita: allow(p20, p21): the planted mistake
     } else {
         AdamWConfig::new().with_epsilon(TORCH_ADAMW_EPSILON).with_weight_decay(TORCH_ADAMW_WEIGHT_DECAY)
     };
