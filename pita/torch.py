@@ -597,7 +597,7 @@ MODULE_SETTINGS = {
     "GELU": ("approximate",),
     "_ConvNd": ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "padding_mode", "bias"),
     "Linear": ("in_features", "out_features", "bias"),
-    "Embedding": ("num_embeddings", "embedding_dim", "padding_idx", "max_norm", "scale_grad_by_freq", "sparse"),
+    "Embedding": ("num_embeddings", "embedding_dim", "padding_idx", "max_norm", "scale_grad_by_freq"),  # sparse: same numbers
     "MultiheadAttention": ("embed_dim", "num_heads", "dropout", "batch_first", "add_zero_attn"),
     "RNNBase": ("input_size", "hidden_size", "num_layers", "bias", "batch_first", "dropout", "bidirectional"),
     "TransformerEncoderLayer": ("norm_first", "activation"),

@@ -39,7 +39,8 @@ def magnitude(record) -> str:
 EXPERIMENT = Experiment(
     id="p10b",
     title="RmsNorm 默认 epsilon 比 PyTorch 大，小激活被压小",
-    fix="`RmsNormConfig::new(d).with_epsilon(…)`，取 PyTorch 的 eps（`nn.RMSNorm` 默认 `torch.finfo(dtype).eps`）",
+    fix="norm 的配置写上 PyTorch 模型的 eps：`RmsNormConfig::new(d).with_epsilon(…)`（`nn.RMSNorm` 默认 `torch.finfo(dtype).eps`），"
+        "`LayerNormConfig`/`TransformerEncoderConfig` 同理（看原模型的配置，如 BERT 的 1e-12）",
     mainline="forward",
     kind="silent",
     symptoms=("forward-wrong",),

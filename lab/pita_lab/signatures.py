@@ -28,7 +28,7 @@ from pita_lab.experiment import Experiment
 @cache
 def entries() -> tuple[Entry, ...]:
     """Every experiment with a signature, in catalog order, as pita/catalog/signatures.json holds it."""
-    return tuple(entry_of(e) for e in catalog.all_experiments().values() if e.signature)
+    return tuple(entry_of(e) for e in map(catalog.get, catalog.chapter_ids()) if e.signature)
 
 
 def entry_of(experiment: Experiment) -> Entry:
@@ -85,7 +85,10 @@ class SignaturesFit(Claim):
         return self._judge(fired(self.experiment, record, out, entries()))
 
     def facts(self, record, out):
-        return {"fired": {pair: [c["id"] for c in causes] for pair, causes in fired(self.experiment, record, out, entries()).items()}}
+        """`fired`: pair -> the ids found there; `evidence`: pair -> id -> its evidence line (for the chapter)."""
+        found = fired(self.experiment, record, out, entries())
+        return {"fired": {pair: [c["id"] for c in causes] for pair, causes in found.items()},
+                "evidence": {pair: {c["id"]: c["evidence"] for c in causes} for pair, causes in found.items() if causes}}
 
     def _judge(self, found: dict[str, list[dict]]) -> tuple[str, str, bool]:
         own, allowed = self.experiment.id if self.experiment.signature else None, set(self.experiment.also)
@@ -97,7 +100,8 @@ class SignaturesFit(Claim):
         wrong = [f"{pair}: {', '.join(i for i in names if i not in allowed or pair in positive)}" for pair, names in ids.items()
                  if any(i not in allowed or pair in positive for i in names)]
         unfired = [pair for pair in negative if own and pair in ids and own not in ids[pair]]
-        expected = (f"{own} on {', '.join(p for p in negative if p in ids)}; " if own else "") + "nothing on the fixed pairs" + (
+        checked = [p for p in negative if p in ids]
+        expected = (f"{own} on {', '.join(checked)}; " if own and checked else f"{own} where it fits; " if own else "") + "nothing on the fixed pairs" + (
             f"; elsewhere only {', '.join(sorted(allowed))}" if allowed else "; nothing elsewhere")
         shown = [f"{pair}: " + ("; ".join(f"{c['id']} ({c['evidence']})" for c in causes) if causes else "none")
                  for pair, causes in found.items()]

@@ -10,6 +10,7 @@ PLANTS = {
     "port": "none",
     "conv1d-through-adapter": "conv1d-through-adapter",
     "no-mask-replay": "no-mask-replay",
+    "layer-norm-eps": "layer-norm-eps",
     "gelu-exact": "gelu-exact",
     "no-causal-mask": "no-causal-mask",
     "loss-no-shift": "loss-no-shift",
@@ -31,7 +32,7 @@ EXPERIMENT = Experiment(
     # Random masks not replayed: this chapter is where the catalog explains recording and replaying them.
     signature=(Signature("masks"),),
     fix="用 `pita::replay::dropout` 重放 PyTorch 记录的 dropout 掩码（`Replay::from_file`，每步 `replay.step(k)`）",
-    also=("p07", "p30", "p20", "p21"),  # the catalog's signatures that fire on its planted mistakes, rightly (pita_lab.signatures)
+    also=("p07", "p30", "p10b", "p20", "p21"),  # the catalog's signatures that fire on its planted mistakes, rightly (pita_lab.signatures)
     torch_variants=("record",),
     burn_variants=tuple(PLANTS),
     comparisons=(),
@@ -51,6 +52,8 @@ EXPERIMENT = Experiment(
                "conv1d-through-adapter", phase="parameters", name="param/transformer.h.0.attn.c_proj.weight", kind="transpose"),
         traced("masks-not-replayed", "不重放 dropout 掩码：第一处分歧在前向的第一个 dropout，trace 认出是随机掩码不同",
                "no-mask-replay", phase="forward", name="act/transformer.drop", random_masks=True),
+        traced("layer-norm-eps-first", "LayerNorm 的 eps 抄成了 BERT 的 1e-12：trace 先在 settings 里按名字报出两边的 eps，数值上第一处分歧在第一个 LayerNorm",
+               "layer-norm-eps", phase="forward", name="act/transformer.h.0.ln_1", kind="slice_scale", settings=("eps",)),
         traced("gelu-exact-at-act", "精确 GELU 代替 tanh 近似：第一处分歧在 MLP 的激活模块",
                "gelu-exact", phase="forward", name="act/transformer.h.0.mlp.act"),
         traced("no-mask-after-core", "注意力不加因果掩码：第一处分歧在注意力核心之后第一个有记录的模块 c_proj",

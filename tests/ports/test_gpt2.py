@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, cargo_binary, phases, port_plant, port_reference, trace_json
+from pita.settings import table
 
 pytestmark = pytest.mark.integration
 
@@ -137,11 +138,26 @@ def check_adamw_defaults(report: dict, first: dict) -> None:
     assert "the optimizer's settings differ" in report["verdict"]
 
 
+def check_layer_norm_eps(report: dict, first: dict) -> None:
+    """The settings phase says it before any tensor, by name, with both values and the chapter the
+    settings table names; the numbers agree (a per-row scale near 1 in the first LayerNorm), and
+    the likely cause is that chapter."""
+    chapter = next(row.id for row in table() if row.torch_kind == "LayerNorm" and row.torch_name == "eps")
+    differences = report["settings"]["differences"]
+    assert [d["module"] for d in differences] == [f"transformer.h.{i}.ln_{j}" for i in range(LAYERS) for j in (1, 2)] + ["transformer.ln_f"], differences
+    assert {(d["kind"], d["name"], d["reference"], d["candidate"], d["chapter"]) for d in differences} == {("LayerNorm", "eps", 1e-5, 1e-12, chapter)}
+    assert report["verdict"].startswith("the settings differ: transformer.h.0.ln_1 and 4 more LayerNorm (×5) eps: 1e-05 against 1e-12 "
+                                        f"(book/{chapter}.md); and in the numbers: ")
+    assert first["diagnosis"][0]["kind"] == "slice_scale"
+    assert [cause["id"] for cause in report["likely"]] == [chapter]
+
+
 # plant -> (phase, first divergence, check): each found first, introduced, every phase before it matching.
 PLANTED = {
     "conv1d-through-adapter": ("parameters", "param/transformer.h.0.attn.c_proj.weight", check_conv1d_through_adapter),
     "untied-head": ("parameters", "param/lm_head.weight", check_untied_head),
     "no-mask-replay": ("forward", "act/transformer.drop", check_no_mask_replay),
+    "layer-norm-eps": ("forward", "act/transformer.h.0.ln_1", check_layer_norm_eps),
     "gelu-exact": ("forward", "act/transformer.h.0.mlp.act", check_forward("transformer.h.0.mlp.act", "transformer.h.0.mlp.c_fc")),
     "no-causal-mask": ("forward", "act/transformer.h.0.attn.c_proj", check_forward("transformer.h.0.attn.c_proj", "transformer.h.0.attn.c_attn")),
     "no-attn-scale": ("forward", "act/transformer.h.0.attn.c_proj", check_forward("transformer.h.0.attn.c_proj", "transformer.h.0.attn.c_attn")),

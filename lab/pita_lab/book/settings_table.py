@@ -88,6 +88,7 @@ DECLARED = [
     Mapped("Embedding.embedding_dim", "Embedding.d_model"),
     Mapped("Embedding.padding_idx", "Embedding.", None, None, convert="in_code", chapter="p10g"),  # pita::padding_idx supplies it
     Mapped("Embedding.max_norm", "Embedding.", None, None),
+    Mapped("Embedding.scale_grad_by_freq", "Embedding.", False, False),  # burn's gradient is never scaled by frequency
     Mapped("MultiheadAttention.embed_dim", "MultiHeadAttention.d_model"),
     Mapped("MultiheadAttention.num_heads", "MultiHeadAttention.n_heads"),
     Mapped("MultiheadAttention.add_bias_kv", "MultiHeadAttention.", False, False),

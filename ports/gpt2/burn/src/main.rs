@@ -147,7 +147,8 @@ fn main() -> Result<(), Box<dyn Error>> {
     // checkpoint has and the port loaded as it is (load_weights).
     let mut recorder = Recorder::new().torch_names_from(safetensors_names(&weights)?, &LOAD_RENAMES)?.transpose_linears(false);
     // book:end
-    let mut model = Gpt2::new(&device);
+    let layer_norm_epsilon = if plants.has("layer-norm-eps") { 1e-12 } else { model::LAYER_NORM_EPSILON };
+    let mut model = Gpt2::new(&device, layer_norm_epsilon);
     recorder.init_params(&model)?; // init/*: trace's load audit flags a parameter the load never reached
     load_weights(&mut model, &weights, plants)?;
     if plants.has("untied-head") {

@@ -32,7 +32,7 @@ pub const HEADS: usize = 4;
 /// `resid_pdrop`, `embd_pdrop` and `attn_pdrop`.
 pub const DROPOUT: f64 = 0.1;
 /// `layer_norm_epsilon`, also burn's LayerNorm default.
-const LAYER_NORM_EPSILON: f64 = 1e-5;
+pub const LAYER_NORM_EPSILON: f64 = 1e-5;
 
 /// `GPT2Attention`, eager: one packed `c_attn` projection to q, k, v; causal softmax attention
 /// scaled by 1/√head_dim, with dropout on the attention weights (functional in transformers, so
@@ -188,8 +188,9 @@ pub struct Gpt2 {
 
 impl Gpt2 {
     /// A model of the right shapes; its values are replaced by the PyTorch weights when loaded.
-    pub fn new(device: &Device) -> Self {
-        let layer_norm = || LayerNormConfig::new(WIDTH).with_epsilon(LAYER_NORM_EPSILON).init(device);
+    /// `layer_norm_epsilon`: GPT-2's `LAYER_NORM_EPSILON` (the `layer-norm-eps` plant passes another).
+    pub fn new(device: &Device, layer_norm_epsilon: f64) -> Self {
+        let layer_norm = || LayerNormConfig::new(WIDTH).with_epsilon(layer_norm_epsilon).init(device);
         Gpt2 {
             transformer: Transformer {
                 wte: EmbeddingConfig::new(VOCAB, WIDTH).init(device),

@@ -4,9 +4,10 @@
 use std::collections::BTreeSet;
 
 /// Each plant with what it does (`--help` prints them).
-pub const PLANTS: [(&str, &str); 8] = [
+pub const PLANTS: [(&str, &str); 9] = [
     ("conv1d-through-adapter", "load: the weights through burn-store's PyTorch adapter, the Conv1D keys it rejects for their shapes loaded raw after it; the square attn.c_proj loads, transposed"),
     ("no-mask-replay", "forward: burn's own dropout masks, the reference's not replayed (seeding cannot align them)"),
+    ("layer-norm-eps", "forward: every LayerNorm at 1e-12, BERT's epsilon, copied from another model's config (GPT-2's is 1e-5)"),
     ("gelu-exact", "forward: burn's `gelu` (erf) where GPT-2's `gelu_new` is the tanh approximation"),
     ("no-causal-mask", "forward: attention without the causal mask"),
     ("no-attn-scale", "forward: attention scores not scaled by 1/sqrt(head_dim)"),
