@@ -12,6 +12,7 @@ from pita.compare import ComparisonResult, TensorResult
 from pita.dump import write_atomically
 from pita.report import verdict_line
 from pita.trace import TraceResult
+from pita_lab.errors import BrokenExperiment
 
 RECORD_FORMAT = "pita-run/1"
 # Paths that differ between machines: the cargo registry (CARGO_HOME) and the toolchain's sources.
@@ -168,10 +169,18 @@ class RunRecord:
         return next(p for p in self.programs if p.side == side and p.variant == variant)
 
     def comparison(self, reference: str, candidate: str) -> ComparisonRun:
-        return next(c for c in self.comparisons if (c.reference, c.candidate) == (reference, candidate))
+        return self._pair("comparison", self.comparisons, reference, candidate)
 
     def trace(self, reference: str, candidate: str) -> TraceRun:
-        return next(t for t in self.traces if (t.reference, t.candidate) == (reference, candidate))
+        return self._pair("trace", self.traces, reference, candidate)
+
+    def _pair(self, what: str, runs: list, reference: str, candidate: str):
+        """The run of this pair; a record without it (older than its experiment) is named, with the re-run."""
+        found = next((run for run in runs if (run.reference, run.candidate) == (reference, candidate)), None)
+        if found is None:
+            raise BrokenExperiment(f"the {self.experiment} record has no {what} of {reference} against {candidate} "
+                                   f"(a record from before the experiment had it): re-run `pita run {self.experiment}`")
+        return found
 
     def to_dict(self) -> dict:
         """The record as JSON-ready values, as `save` writes it (`drift` walks this form)."""
