@@ -22,6 +22,7 @@ from pita.trace import TraceResult
 from pita_lab import compile_fail, rust_source
 from pita_lab.errors import BrokenExperiment
 from pita_lab.experiment import Experiment, SourceRef
+from pita_lab.lint_check import lint_claim
 from pita_lab.matrix_workspace import cargo_env
 from pita_lab.record import ComparisonRun, ProgramRun, RunRecord, SourceLocation, TraceRun, scrub_machine_paths
 from pita_lab.rust_source import locked_file
@@ -164,6 +165,8 @@ def collect(experiment: Experiment, root: Path, out: Path, workspace: Workspace 
         record.claims = [claim.check(record, out) for claim in experiment.claims]
     if (fit := signatures_claim(experiment)) is not None:  # the catalog's signatures, on every run (pita_lab.signatures)
         record.claims.append(fit.check(record, out))
+    if (lint := lint_claim(experiment, root)) is not None:  # the catalog's lint rules on its burn.rs (pita_lab.lint_check)
+        record.claims.append(lint.check(record, out))
     return record
 
 

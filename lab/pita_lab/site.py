@@ -30,7 +30,7 @@ from pita_lab.store import RecordStore
 # Pages written beside the chapters; each shows when present. The guides' chapters (catalog
 # `guide_ids`) are front pages too.
 FRONT_PAGES = ("reading.md", "nonscalar-backward.md")
-REFERENCE_PAGES = ("symptoms.md", "defaults.md", "diagnosis.md")
+REFERENCE_PAGES = ("symptoms.md", "causes.md", "defaults.md", "diagnosis.md")
 MERMAID = Path("lab/site/node_modules/mermaid/dist/mermaid.min.js")
 MERMAID_IN_SITE = "assets/javascripts/mermaid.min.js"
 # Written into every site this command builds: only such a folder is ever replaced by a rebuild.

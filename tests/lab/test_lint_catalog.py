@@ -3,7 +3,6 @@ unfixed book region its lint.yml names, and nothing fires anywhere else (fixed r
 the worked ports, the crate, the lab's own burn code). The library's copy, pita/catalog/lint.json,
 is what the folders render to."""
 
-import re
 from pathlib import Path
 
 import pytest
@@ -11,29 +10,16 @@ import pytest
 from conftest import ROOT
 from pita.lint import Rule, lint_path, lint_source, load_rules
 from pita_lab import catalog
-from pita_lab.book.lint import LIBRARY_DATA, PAGE, fires_in, read_rules_file, render_lint_catalog
+from pita_lab.book.lint import LIBRARY_DATA, PAGE, render_lint_catalog
 from pita_lab.errors import BrokenExperiment
+from pita_lab.lint_rules import fires_in, read_rules_file, regions
 
 # What a user's burn code looks like in this repository: the catalog, the worked ports, the crate.
 LINTED = ("experiments", "ports", "examples", "crates", "lab/burn")
-REGION = re.compile(r"//\s*book:begin\s+(\S+)")
 
 
 def rendered_rules() -> list[Rule]:
     return load_rules(render_lint_catalog(ROOT)[ROOT / LIBRARY_DATA])
-
-
-def regions(path: Path) -> dict[str, tuple[int, int]]:
-    """region name -> its first and last line (1-based) between the markers."""
-    found, open_at = {}, None
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        begin = REGION.search(line)
-        if begin:
-            open_at = (begin.group(1), number + 1)
-        elif line.strip().endswith("book:end") and open_at:
-            found[open_at[0]] = (open_at[1], number - 1)
-            open_at = None
-    return found
 
 
 def declared_regions() -> dict[str, list[tuple[Path, str, tuple[int, int]]]]:

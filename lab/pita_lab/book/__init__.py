@@ -19,6 +19,7 @@ from pita.dump import write_atomically
 from pita.errors import UsageError
 from pita.stats import ulp_distance
 from pita_lab import catalog, matrix, repo_root
+from pita_lab.book.causes import recognition, render_causes_page
 from pita_lab.book.defaults import render_defaults_page
 from pita_lab.book.environment import KIND_ZH, MAINLINE_ZH, book_dir, environment
 from pita_lab.book.figures import chapter_figures, render_figures
@@ -40,7 +41,7 @@ PITA_CRATE_SOURCES = "crates/pita/src/"
 # The pages beyond the chapters and the catalog (reference pages, images): each renderer takes
 # the checkout and returns path -> text, so `book check` covers them too.
 PAGE_RENDERERS = (render_defaults_page, render_symptoms_page, render_diagnosis_page, render_figures, render_settings_table, render_lint_catalog,
-                  render_signatures)
+                  render_signatures, render_causes_page)
 # What `pita book drift` and `pita book update` take for the version matrix, in place of ids.
 MATRIX = "matrix"
 
@@ -102,6 +103,7 @@ def render_chapter(root: Path, record: RunRecord) -> str:
         report_url=report_url,
         figures=chapter_figures(experiment, record),
         matrix=chapter_statuses(RecordStore(root).committed_matrix(), experiment.id),
+        recognition=recognition(root, experiment, record),
     )
 
 

@@ -43,7 +43,8 @@ def defaults_rows(experiment, record: RunRecord) -> list[dict]:
     declared = list(maps)
     results = {result.id: result for result in record.claims}
     rows = []
-    for claim_id in declared + [r.id for r in record.claims if r.facts and r.id not in declared]:
+    # a defaults claim the record kept but the experiment no longer declares; other claims' facts (signatures, lint) are not defaults
+    for claim_id in declared + [r.id for r in record.claims if r.facts and "setting" in r.facts and r.id not in declared]:
         result = results.get(claim_id)
         where = f"{RecordStore.shown_committed(record.experiment)}, claim {claim_id}"
         rerun = f"re-run `pita run {record.experiment}` and `pita book update {record.experiment}`"

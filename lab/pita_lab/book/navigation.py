@@ -10,6 +10,7 @@ from pathlib import Path
 from pita.diagnose import parse_rule_doc
 from pita.trace import TraceResult
 from pita_lab import catalog
+from pita_lab.book.causes import CAUSES_PAGE, LINT_PART, SIGNATURE_PART, recognised
 from pita_lab.book.diagnosis_zh import DIAGNOSIS_ZH
 from pita_lab.book.environment import KIND_ZH, MAINLINE_ZH, environment
 from pita_lab.listing import catalog_rows
@@ -66,7 +67,7 @@ def chapter_links(root: Path, experiment_id: str) -> dict:
 
 def symptom_groups(root: Path) -> list[dict]:
     """Each symptom with the chapters that declare it, as rows of the catalog page (magnitude as
-    measured), in main-line order."""
+    measured), in main-line order, each with whether the tools recognise it (`recognised`)."""
     rows = {row["id"]: row for row in catalog_rows(root)}
     for other_id in catalog.chapter_ids():  # tutorials and guides: no main-line stage, no magnitude
         if other_id not in rows and _record(root, other_id):
@@ -74,14 +75,15 @@ def symptom_groups(root: Path) -> list[dict]:
             rows[other_id] = {"id": other_id, "title": other.title, "mainline": None, "class": other.kind, "magnitude": None}
     groups = []
     for symptom in SYMPTOMS:
-        members = [rows[i] for i in chapter_ids() if i in rows and symptom.key in catalog.get(i).symptoms]
+        members = [{**rows[i], "recognised": recognised(root, i)} for i in chapter_ids() if i in rows and symptom.key in catalog.get(i).symptoms]
         groups.append({"symptom": symptom, "rows": members})
     return groups
 
 
 def render_symptoms_page(root: Path) -> dict[Path, str]:
     text = environment().get_template("symptoms.md.j2").render(
-        groups=symptom_groups(root), mainline_zh=MAINLINE_ZH, kind_zh=KIND_ZH)
+        groups=symptom_groups(root), mainline_zh=MAINLINE_ZH, kind_zh=KIND_ZH, causes_page=CAUSES_PAGE,
+        anchors={"signature": SIGNATURE_PART, "lint": LINT_PART})
     return {root / "book" / SYMPTOMS_PAGE: text}
 
 
