@@ -164,6 +164,8 @@ def test_the_library_wheel_installs_and_compares_in_a_clean_venv(tmp_path):
     assert {name.split("/")[0] for name in names} == {"pita", wheel.name.split("-py3")[0] + ".dist-info"}, names
     assert "pita/diagnose/__init__.py" in names and "pita/cli.py" in names and "pita/torch_dump.py" in names
     assert not [name for name in names if name.endswith((".j2", ".nbi", ".nbc", ".pyc"))]
+    # What the library knows from the catalog ships as data: trace's settings table, the signatures, lint's rules.
+    assert {f"pita/catalog/{name}.json" for name in ("settings", "signatures", "lint")} <= set(names)
 
     venv = tmp_path / "venv"
     proc = run(sys.executable, "-m", "venv", venv, cwd=tmp_path)  # no system site packages
@@ -188,6 +190,9 @@ def test_the_library_wheel_installs_and_compares_in_a_clean_venv(tmp_path):
     assert probe["scripts"] == {"pita": "pita.cli:main"}
     assert set(probe["installed"]) - {"pip", "setuptools"} == {DISTRIBUTION, "numpy", "safetensors"}
     assert probe["provides_pita"] == [DISTRIBUTION]  # the import package `pita` comes from ours alone
+    loaded = run(python, "-c", "import pita.likely, pita.settings; print(len(pita.settings.table()) > 0 and len(pita.likely.catalog()) > 0)",
+                 cwd=work, env=env)
+    assert (loaded.returncode, loaded.stdout) == (0, "True\n"), loaded.stderr
     version = run(pita, "--version", cwd=work, env=env)
     assert (version.returncode, version.stdout, version.stderr) == (0, f"{DISTRIBUTION} 0.1.0\n", "")
 

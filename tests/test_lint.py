@@ -196,21 +196,6 @@ def test_without_the_extra_pita_says_how_to_install_it(monkeypatch, project, cap
         lint_path(project)
 
 
-DOCS = os.path.join(os.path.dirname(__file__), "..", "docs", "lint.md")
-
-
-def test_the_docs_example_is_what_pita_prints(tmp_path, capsys, monkeypatch):
-    (tmp_path / "src").mkdir()
-    (tmp_path / "src" / "train.rs").write_text("fn optimizer() -> AdamConfig {\n    AdamConfig::new()\n}\n")
-    (tmp_path / "src" / "model.rs").write_text("fn attention(device: &Device) -> MultiHeadAttention {\n"
-                                               "    MultiHeadAttentionConfig::new(64, 8).init(device)\n}\n")
-    monkeypatch.chdir(tmp_path)
-    code, out, _ = run(capsys, "src/")
-    with open(DOCS, encoding="utf-8") as docs:
-        text = docs.read()
-    assert code == 1 and f"$ pita lint src/\n{out}```" in text
-
-
 def test_columns_count_characters_not_bytes():
     [finding] = lint_source(in_fn("/* 中文 */ let c = AdamConfig::new();"), "model.rs", RULES)
     assert (finding.line, finding.column) == (2, 22)

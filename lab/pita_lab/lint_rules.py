@@ -51,7 +51,7 @@ UTILS = {
 # `examples` (`fires:` and `quiet:`, function bodies) are the rule's unit tests
 # (tests/lab/test_lint_catalog.py); the library does not ship them.
 REGION = re.compile(r"//\s*book:begin\s+(\S+)")
-KEYS = {"id", "summary", "fires_in", "fix", "rule", "config", "without", "constructor", "utils", "examples"}
+KEYS = {"id", "summary", "limits", "fires_in", "fix", "rule", "config", "without", "constructor", "utils", "examples"}
 
 
 def rules_file(root: Path, experiment_id: str) -> Path:
@@ -93,7 +93,8 @@ def declared_rules(root: Path, experiment_id: str) -> list[dict]:
         if not fix:
             raise BrokenExperiment(f"{experiment.folder}: rule {rule['id']} has no fix: give the experiment `fix=` (or the rule `fix:`)")
         entries.append({"id": rule["id"], "pitfall": experiment_id, "title": experiment.title, "chapter": f"book/{experiment_id}.md",
-                        "fix": fix, "summary": rule["summary"], "rule": matcher(rule)})
+                        "fix": fix, "summary": rule["summary"], "limits": rule.get("limits", ""),
+                        "rule": matcher(rule)})
     return entries
 
 

@@ -3,6 +3,8 @@ unfixed book region its lint.yml names, and nothing fires anywhere else (fixed r
 the worked ports, the crate, the lab's own burn code). The library's copy, pita/catalog/lint.json,
 is what the folders render to."""
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,7 @@ import pytest
 from conftest import ROOT
 from pita.lint import Rule, lint_path, lint_source, load_rules
 from pita_lab import catalog
-from pita_lab.book.lint import LIBRARY_DATA, PAGE, render_lint_catalog
+from pita_lab.book.lint import LIBRARY_DATA, PAGE, lint_example, render_lint_catalog
 from pita_lab.errors import BrokenExperiment
 from pita_lab.lint_rules import fires_in, read_rules_file, regions
 
@@ -105,3 +107,13 @@ def test_a_rule_file_with_an_unknown_key_is_refused(tmp_path, monkeypatch):
     (folder / "lint.yml").write_text("rules:\n  - {id: p200, summary: s, fires_in: [], examples: {}, config: AdamConfig, without: with_epsilon}\n")
     with pytest.raises(BrokenExperiment, match="is not p20"):
         read_rules_file(tmp_path, "p20")
+
+
+def test_the_docs_example_is_what_pita_lint_prints_on_that_file():
+    """docs/lint.md quotes a record's lint claim: those lines are what `pita lint` prints on that
+    file now, and the page holds them under the command."""
+    example = lint_example(ROOT)
+    proc = subprocess.run([sys.executable, "-m", "pita", "lint", example["path"]], cwd=ROOT, capture_output=True, text=True)
+    assert (proc.returncode, proc.stdout.splitlines()) == (1, example["lines"]), proc.stderr
+    page = (ROOT / PAGE).read_text(encoding="utf-8")
+    assert f"$ pita lint {example['path']}" in page and "\n".join(example["lines"]) in page

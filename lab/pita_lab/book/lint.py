@@ -10,7 +10,9 @@ from pathlib import Path
 
 from pita_lab import catalog
 from pita_lab.book.environment import environment
+from pita_lab.errors import BrokenExperiment
 from pita_lab.lint_rules import declared_rules
+from pita_lab.store import RecordStore
 
 LIBRARY_DATA = Path("pita") / "catalog" / "lint.json"
 PAGE = Path("docs") / "lint.md"
@@ -21,5 +23,17 @@ def render_lint_catalog(root: Path) -> dict[Path, str]:
     rules = [entry for experiment_id in catalog.ids() for entry in declared_rules(root, experiment_id)]
     return {
         root / LIBRARY_DATA: json.dumps({"rules": rules}, ensure_ascii=False, indent=1) + "\n",
-        root / PAGE: environment().get_template("lint.md.j2").render(rules=rules),
+        root / PAGE: environment().get_template("lint.md.j2").render(rules=rules, example=lint_example(root)),
     }
+
+
+def lint_example(root: Path) -> dict:
+    """What `pita lint` printed on the first chapter's burn program (catalog order) whose record
+    kept its `lint` claim with two findings or more: the page quotes a run, not typed lines."""
+    store = RecordStore(root)
+    for experiment_id in catalog.ids():
+        record = store.committed(experiment_id)
+        facts = next((claim.facts for claim in record.claims if claim.id == "lint" and claim.facts), None) if record else None
+        if facts and len(facts["lines"]) >= 2:
+            return facts
+    raise BrokenExperiment("no committed record keeps a lint claim with two findings: run `pita run --all` and `pita book update`")
