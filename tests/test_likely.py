@@ -24,6 +24,38 @@ def dump(tensors: dict, **metadata) -> Dump:
                 source="dump")
 
 
+def owners(**fields) -> list[str]:
+    """The shipped catalog's pitfalls (catalog order) with a signature of these fields: a test
+    finds its chapter by what the signature says, so no list of ids is typed here."""
+    found = [e.id for e in catalog() if any(all(getattr(s, k) == v for k, v in fields.items()) for s in e.signatures)]
+    assert found, f"no signature in the catalog has {fields}"
+    return found
+
+
+def owner(**fields) -> str:
+    found = owners(**fields)
+    assert len(found) == 1, f"{found} all have a signature with {fields}"
+    return found[0]
+
+
+def setting_owners(setting: str) -> list[str]:
+    """The pitfalls whose setting signature names PyTorch's `Kind.name`."""
+    kind, name = setting.split(".")
+    found = [e.id for e in catalog() if any(kind in named.split(".")[0].split("|") and named.split(".")[1] == name
+                                            for s in e.signatures for named in s.settings)]
+    assert found, f"no setting signature in the catalog names {setting}"
+    return found
+
+
+BATCH_SIZE = owner(diagnosis="scale", factor="batch_size", phase="backward")
+COUNT_IN_GRADIENT = owner(diagnosis="scale", factor="count", phase="backward")
+COUNT_IN_LOSS = owner(diagnosis="scale", factor="count", phase="loss")
+ELEMENT_COUNT = owner(diagnosis="scale", factor="elements")
+BIASED_VARIANCE = owner(factor="biased_variance")
+AXES_PERMUTED = owner(diagnosis="permutation")
+[NORM_EPS] = setting_owners("LayerNorm.eps")
+
+
 def ids(result) -> list[str]:
     return [cause["id"] for cause in result.likely]
 
@@ -39,42 +71,43 @@ def test_a_gradient_scaled_by_the_batch_size_is_p12():
     reference = dump({"weight.grad": W[0], "bias.grad": [0.5]}, batch_size=4)
     candidate = dump({"weight.grad": 4 * W[0], "bias.grad": [2.0]}, batch_size=4)
     result = compare_dumps(reference, candidate)
-    assert ids(result) == ["p12"]
-    assert evidence(result, "p12").endswith("candidate = 4 × reference, and 4 is the batch size recorded in the dumps")
-    assert set(result.likely[0]) == {"id", "title", "chapter", "fix", "evidence"} and result.likely[0]["chapter"] == "book/p12.md"
+    assert ids(result) == [BATCH_SIZE]
+    assert evidence(result, BATCH_SIZE).endswith("candidate = 4 × reference, and 4 is the batch size recorded in the dumps")
+    assert set(result.likely[0]) == {"id", "title", "chapter", "fix", "evidence"} and result.likely[0]["chapter"] == f"book/{BATCH_SIZE}.md"
 
 
 def test_a_gradient_scaled_by_a_count_other_than_the_batch_size_is_not_p12():
     reference = dump({"weight.grad": W[0]}, batch_size=3)
     result = compare_dumps(reference, dump({"weight.grad": 2 * W[0]}, batch_size=3))
-    assert "p12" not in ids(result) and "p18a" in ids(result)
-    assert "2 is an integer count other than the batch size (the batch size is 3)" in evidence(result, "p18a")
+    assert BATCH_SIZE not in ids(result) and COUNT_IN_GRADIENT in ids(result)
+    assert "2 is an integer count other than the batch size (the batch size is 3)" in evidence(result, COUNT_IN_GRADIENT)
 
 
 def test_a_gradient_scaled_by_its_element_count_is_p11c_first():
     result = compare_dumps(dump({"pred.grad": W[:2]}), dump({"pred.grad": 6 * W[:2]}))
-    assert ids(result)[0] == "p11c" and "6 is the tensor's element count" in evidence(result, "p11c")
+    assert ids(result)[0] == ELEMENT_COUNT and "6 is the tensor's element count" in evidence(result, ELEMENT_COUNT)
 
 
 def test_a_loss_scaled_by_a_count_is_p11a():
     result = compare_dumps(dump({"loss": [0.7], "logits.grad": W}, batch_size=2), dump({"loss": [2.1], "logits.grad": 3 * W}, batch_size=2))
-    assert "p11a" in ids(result) and evidence(result, "p11a").startswith("loss: candidate = 3 × reference")
+    assert COUNT_IN_LOSS in ids(result) and evidence(result, COUNT_IN_LOSS).startswith("loss: candidate = 3 × reference")
 
 
 def test_a_running_var_between_biased_and_unbiased_is_p27_only_while_running_mean_matches():
     stats = {"bn.running_mean": [0.1, -0.2], "bn.running_var": [1.2, 0.9]}
     biased = {**stats, "bn.running_var": [1.2 * 0.998, 0.9 * 0.998]}
     result = compare_dumps(dump(stats, batch_size=4), dump(biased, batch_size=4))
-    assert ids(result) == ["p27"]
-    assert "(n−1)/n = 0.75 and 1 for the batch size n = 4" in evidence(result, "p27") and "while bn.running_mean matches" in evidence(result, "p27")
+    assert ids(result) == [BIASED_VARIANCE]
+    assert "(n−1)/n = 0.75 and 1 for the batch size n = 4" in evidence(result, BIASED_VARIANCE)
+    assert "while bn.running_mean matches" in evidence(result, BIASED_VARIANCE)
     moved = {**biased, "bn.running_mean": [0.2, -0.1]}
-    assert "p27" not in ids(compare_dumps(dump(stats, batch_size=4), dump(moved, batch_size=4)))
-    assert "p27" not in ids(compare_dumps(dump(stats, batch_size=1000), dump(biased, batch_size=1000)))  # 0.998 < 999/1000
+    assert BIASED_VARIANCE not in ids(compare_dumps(dump(stats, batch_size=4), dump(moved, batch_size=4)))
+    assert BIASED_VARIANCE not in ids(compare_dumps(dump(stats, batch_size=1000), dump(biased, batch_size=1000)))  # 0.998 < 999/1000
 
 
 def test_a_transposed_linear_weight_names_both_chapters():
     result = compare_dumps(dump({"fc.weight": W}), dump({"fc.weight": W.T}))
-    assert ids(result) == ["p07", "p30"]
+    assert ids(result) == owners(diagnosis="transpose")
     assert compare_dumps(dump({"fc.weight": W[0]}), dump({"fc.weight": W[0][::-1]})).likely == []  # not a matrix
     assert compare_dumps(dump({"param/fc.lora_a": W}), dump({"param/fc.lora_a": W.T})).likely == []  # a parameter, not a weight
 
@@ -89,13 +122,13 @@ def test_compare_reads_the_settings_where_the_dumps_recorded_them():
     torch_side = json.dumps({"ln": {"kind": "LayerNorm", "settings": {"eps": 1e-12}}})
     burn_side = json.dumps({"ln": {"kind": "LayerNorm", "settings": {"epsilon": 1e-05}}})
     reference = dump({"out": X}, framework="torch", modules=torch_side)
-    assert ids(compare_dumps(reference, dump({"out": X + 1}, framework="burn", modules=burn_side))) == ["p10b"]
+    assert ids(compare_dumps(reference, dump({"out": X + 1}, framework="burn", modules=burn_side))) == [NORM_EPS]
     assert compare_dumps(reference, dump({"out": X}, framework="burn", modules=burn_side)).likely == []  # nothing fails: no cause
 
 
 def test_axes_reordered_in_the_forward_is_p03():
     x = RNG.standard_normal((2, 3, 4)).astype(np.float32)
-    assert ids(compare_dumps(dump({"out": x}), dump({"out": x.transpose(2, 0, 1).copy()}))) == ["p03"]
+    assert ids(compare_dumps(dump({"out": x}), dump({"out": x.transpose(2, 0, 1).copy()}))) == [AXES_PERMUTED]
 
 
 def test_nothing_is_likely_on_a_passing_comparison_or_a_difference_without_a_finding():
@@ -110,12 +143,12 @@ def test_compare_prints_the_likely_cause_after_its_verdict_and_its_json_reads_ba
     text = pita("compare", tmp_path / "ref.safetensors", tmp_path / "cand.safetensors")
     lines = text.stdout.splitlines()
     assert text.returncode == 1 and lines[-3].endswith("MISMATCH")
-    p12 = next(e for e in catalog() if e.id == "p12")
-    assert lines[-2] == f"likely cause: p12 {p12.title} (book/p12.md); fix: {p12.fix}"
+    entry = next(e for e in catalog() if e.id == BATCH_SIZE)
+    assert lines[-2] == f"likely cause: {BATCH_SIZE} {entry.title} (book/{BATCH_SIZE}.md); fix: {entry.fix}"
     assert lines[-1] == "  evidence: bias.grad: candidate = 4 × reference, and 4 is the batch size recorded in the dumps"
     as_json = pita("compare", tmp_path / "ref.safetensors", tmp_path / "cand.safetensors", "--format", "json")
     data = json.loads(as_json.stdout)
-    assert [c["id"] for c in data["likely"]] == ["p12"]
+    assert [c["id"] for c in data["likely"]] == [BATCH_SIZE]
     assert ComparisonResult.from_dict(data).likely == data["likely"]
 
 
@@ -130,11 +163,11 @@ def test_trace_names_a_norm_epsilon_setting_with_both_values():
     torch_side = {f"layer.{i}.norm": {"kind": "LayerNorm", "settings": {"eps": 1e-12, "normalized_shape": [3]}} for i in range(3)}
     burn_side = {f"layer.{i}.norm": {"kind": "LayerNorm", "settings": {"epsilon": 1e-05, "d_model": 3}} for i in range(3)}
     result = trace_dumps(with_modules(REFERENCE, "torch", torch_side), with_modules(run(), "burn", burn_side))
-    assert [c["id"] for c in result.likely] == ["p10b"]
+    assert [c["id"] for c in result.likely] == [NORM_EPS]
     assert result.likely[0]["evidence"] == "LayerNorm eps 1e-12 against 1e-05 in layer.0.norm and 2 more"
     text = render_trace_text(result).splitlines()
     verdict = next(i for i, line in enumerate(text) if line.startswith("verdict: "))
-    assert text[verdict + 1].startswith("likely cause: p10b ") and text[verdict + 1].endswith(f"; fix: {result.likely[0]['fix']}")
+    assert text[verdict + 1].startswith(f"likely cause: {NORM_EPS} ") and text[verdict + 1].endswith(f"; fix: {result.likely[0]['fix']}")
     assert TraceResult.from_dict(result.to_dict()).likely == result.likely
     same = {path: {"kind": "LayerNorm", "settings": {"epsilon": 1e-12, "d_model": 3}} for path in burn_side}
     assert trace_dumps(with_modules(REFERENCE, "torch", torch_side), with_modules(run(), "burn", same)).likely == []
@@ -155,7 +188,7 @@ def test_rows_scaled_near_one_are_a_norm_epsilon_only_in_a_norm_module(kind, ste
         reference.metadata["modules"] = json.dumps({"ln": {"kind": kind, "settings": {}}})
     result = trace_dumps(reference, norm_recording(step))
     assert result.first_divergence.name == "act/ln"
-    assert ("p10b" in [c["id"] for c in result.likely]) == fires
+    assert (NORM_EPS in [c["id"] for c in result.likely]) == fires
     if fires:
         assert result.likely[0]["evidence"].startswith(f"act/ln in ln ({kind}): candidate = s × reference, one factor per slice")
 
@@ -166,7 +199,7 @@ ENTRY = lambda *signatures: (Entry("pX", "a pitfall", "book/pX.md", "the fix", s
 
 
 def test_a_setting_signature_names_the_setting_with_both_values():
-    facts = Facts(settings=[{"module": "optimizer", "kind": "AdamW", "name": "eps", "reference": 1e-08, "candidate": 1e-05, "chapter": "p21"}])
+    facts = Facts(settings=[{"module": "optimizer", "kind": "AdamW", "name": "eps", "reference": 1e-08, "candidate": 1e-05, "chapter": "pY"}])
     [cause] = likely_causes([], facts, None, ENTRY(Signature("setting", settings=("Adam|AdamW.eps",))))
     assert cause.evidence == "AdamW eps 1e-08 against 1e-05"
     assert likely_causes([], facts, None, ENTRY(Signature("setting", settings=("AdamW.weight_decay",)))) == []
@@ -207,7 +240,7 @@ def test_a_malformed_signature_is_refused(arguments, message):
 
 def test_the_shipped_catalog_reads_back_and_names_each_chapter_and_fix():
     entries = catalog()
-    assert {"p12", "p27", "p10b", "p07", "p30", "p20", "p21"} <= {e.id for e in entries}
+    assert {BATCH_SIZE, BIASED_VARIANCE, NORM_EPS, *owners(diagnosis="transpose"), *setting_owners("AdamW.eps")} <= {e.id for e in entries}
     for entry in entries:
         assert entry.chapter == f"book/{entry.id}.md" and entry.fix and entry.signatures
         assert all(Signature.from_dict(s.to_dict()) == s for s in entry.signatures)

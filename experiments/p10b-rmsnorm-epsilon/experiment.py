@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pita.likely import Signature
-from pita_lab.experiment import Accepts, DefaultsDiffer, Diagnosed, Experiment, Matches, Mismatches, PairClaim, SourceRef
+from pita_lab.experiment import Accepts, DefaultsDiffer, Diagnosed, Experiment, Mapped, Matches, Mismatches, PairClaim, SourceRef
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,7 @@ EXPERIMENT = Experiment(
     signature=(Signature("setting", settings=("RMSNorm.eps", "LayerNorm.eps")),
                Signature("diagnosis", diagnosis="slice_scale", factor="near_one", module_kind=("LayerNorm", "RMSNorm")),
                Signature("diagnosis", diagnosis="scale", factor="near_one", module_kind=("LayerNorm", "RMSNorm"))),
+    settings=(Mapped("LayerNorm.eps", "LayerNorm.epsilon", 1e-05, 1e-05),),
     torch_variants=("ref",),
     burn_variants=("port", "fixed"),
     comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port")),

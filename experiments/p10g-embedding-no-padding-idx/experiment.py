@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pita.dump import read_dump
-from pita_lab.experiment import Accepts, Claim, Experiment, Matches, Mismatches, SourceRef
+from pita_lab.experiment import Accepts, Claim, Experiment, Mapped, Matches, Mismatches, SourceRef
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,9 @@ EXPERIMENT = Experiment(
     kind="silent",
     symptoms=("init-differs", "grad-differs"),
     related=("p08", "p11b"),
+    settings=(
+        Mapped("Embedding.padding_idx", "Embedding.", None, None, convert="in_code"),
+    ),  # burn's Embedding has none: a port supplies it in code (pita::padding_idx)
     torch_variants=("pad", "init"),
     burn_variants=("port", "fixed", "init"),
     comparisons=(("torch-pad", "burn-fixed"), ("torch-pad", "burn-port"), ("torch-init", "burn-init")),

@@ -6,7 +6,7 @@ encoder has no final norm. The load reports nothing; the output is wrong."""
 import json
 from dataclasses import dataclass
 
-from pita_lab.experiment import Accepts, Claim, Experiment, Loaded, Matches, Mismatches, SourceRef, Traced
+from pita_lab.experiment import Accepts, Claim, Experiment, Loaded, Mapped, Matches, Mismatches, SourceRef, Traced
 
 
 def _names(value: str) -> list[str]:
@@ -61,6 +61,7 @@ EXPERIMENT = Experiment(
     symptoms=("wrong-after-load", "forward-wrong"),
     related=("p09", "p31"),
     reports=("tracel-ai/models#30",),
+    settings=(Mapped("TransformerEncoderLayer.norm_first", "TransformerEncoderLayer.norm_first", False, False),),
     torch_variants=("ref", "equal", "post", "stack", "decoder", "record"),
     burn_variants=("port", "fixed", "equal-port", "post-port", "stack-port", "stack-fixed", "decoder-port",
                    "decoder-fixed", "record-port", "record-fixed"),

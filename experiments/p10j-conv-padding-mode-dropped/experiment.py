@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pita_lab.experiment import Accepts, Claim, Experiment, Matches, Mismatches, PairClaim, SourceRef
+from pita_lab.experiment import Accepts, Claim, Experiment, Mapped, Matches, Mismatches, PairClaim, SourceRef
 
 
 @dataclass(frozen=True)
@@ -96,6 +96,11 @@ EXPERIMENT = Experiment(
     kind="silent",
     symptoms=("forward-wrong",),
     related=("p10d", "p10"),
+    settings=(
+        Mapped("Conv1d.padding_mode", "Conv1d.", "zeros", "zeros"),
+        Mapped("Conv2d.padding_mode", "Conv2d.", "zeros", "zeros"),
+        Mapped("Conv3d.padding_mode", "Conv3d.", "zeros", "zeros"),
+    ),
     torch_variants=("reflect", "replicate", "circular"),
     burn_variants=("port", "reflect", "edge", "circular"),
     comparisons=(("torch-reflect", "burn-port"), ("torch-reflect", "burn-reflect"), ("torch-replicate", "burn-edge"),

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pita.dump import read_dump
-from pita_lab.experiment import Accepts, Claim, Diagnosed, Experiment, Matches, Mismatches, Panics, Raises, SourceRef, TensorsCompare
+from pita_lab.experiment import LOSS_FN, Accepts, Claim, Diagnosed, Experiment, Mapped, Matches, Mismatches, Panics, Raises, SourceRef, TensorsCompare
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,10 @@ EXPERIMENT = Experiment(
     symptoms=("nan", "loss-wrong"),
     related=("p10c", "p11a"),
     reports=('tracel-ai/burn#2739',),
+    settings=(
+        Mapped("BCEWithLogitsLoss.", "BinaryCrossEntropyLoss.logits", True, False, scope=LOSS_FN),
+        Mapped("BCELoss.", "BinaryCrossEntropyLoss.logits", False, False, scope=LOSS_FN),
+    ),
     torch_variants=("ref", "bceloss"),
     burn_variants=("port", "fixed", "guard"),
     comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port"), ("torch-bceloss", "burn-port")),

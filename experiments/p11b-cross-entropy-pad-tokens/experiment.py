@@ -1,6 +1,6 @@
 """p11b: CrossEntropyLoss `pad_tokens` against PyTorch's `ignore_index` (checked: both renormalise)."""
 
-from pita_lab.experiment import Accepts, Experiment, Matches, Mismatches, SourceRef
+from pita_lab.experiment import LOSS_FN, Accepts, Experiment, Mapped, Matches, Mismatches, SourceRef
 
 
 def magnitude(record) -> str:
@@ -15,6 +15,7 @@ EXPERIMENT = Experiment(
     kind="same",
     symptoms=("loss-wrong", "grad-differs"),
     related=("p10g", "p11d"),
+    settings=(Mapped("CrossEntropyLoss.ignore_index", "CrossEntropyLoss.pad_tokens", -100, None, "ignore_index", scope=LOSS_FN),),
     torch_variants=("ref",),
     burn_variants=("port", "nopad", "shared"),
     comparisons=(("torch-ref", "burn-port"), ("torch-ref", "burn-nopad"), ("torch-ref", "burn-shared")),

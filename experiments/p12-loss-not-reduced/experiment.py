@@ -7,10 +7,12 @@ import numpy as np
 from pita.likely import Signature
 from pita.stats import ulp_distance
 from pita_lab.experiment import (
+    LOSS_FN,
     Accepts,
     CompileFails,
     Diagnosed,
     Experiment,
+    Mapped,
     Matches,
     Mismatches,
     PairClaim,
@@ -56,6 +58,12 @@ EXPERIMENT = Experiment(
     related=("p11a", "p11c", "p16", "port-encoder"),
     signature=(Signature("diagnosis", diagnosis="scale", factor="batch_size", phase="backward"),
                Signature("diagnosis", diagnosis="scale", factor="batch_size", phase="loss")),
+    settings=(
+        Mapped("CrossEntropyLoss.reduction", "CrossEntropyLoss.reduction", "mean", "Mean", "word", scope=LOSS_FN),
+        Mapped("BCEWithLogitsLoss.reduction", "BinaryCrossEntropyLoss.reduction", "mean", "Mean", "word", scope=LOSS_FN),
+        Mapped("BCELoss.reduction", "BinaryCrossEntropyLoss.reduction", "mean", "Mean", "word", scope=LOSS_FN),
+        Mapped("MSELoss.reduction", "MseLoss.reduction", "mean", "Mean", "word", scope=LOSS_FN),
+    ),
     torch_variants=("nonscalar", "mean"),
     burn_variants=("nomean", "mean", "guard"),
     comparisons=(("torch-mean", "burn-mean"), ("torch-mean", "burn-nomean")),

@@ -1,7 +1,7 @@
 """p29a: PyTorch's BatchNorm with track_running_stats=False normalises with batch statistics in
 eval too; burn has no such option, and its evaluation uses the running statistics."""
 
-from pita_lab.experiment import Accepts, CompileFails, Experiment, Matches, Mismatches, SourceRef
+from pita_lab.experiment import Accepts, CompileFails, Experiment, Mapped, Matches, Mismatches, SourceRef
 
 
 def magnitude(record) -> str:
@@ -16,6 +16,7 @@ EXPERIMENT = Experiment(
     kind="silent",
     symptoms=("eval-wrong",),
     related=("p26", "p27", "p29b", "p29c"),
+    settings=(Mapped("BatchNorm1d|BatchNorm2d|BatchNorm3d.track_running_stats", "BatchNorm.", True, True),),
     torch_variants=("ref", "tracked"),
     burn_variants=("port", "fixed", "train-mode"),
     comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port"), ("torch-tracked", "burn-port"),

@@ -63,6 +63,26 @@ class PlatformTolerance:
         return f"{self.ulps} float32 ULPs of the figure or of {self.scale:g}"
 
 
+# The settings table's scopes (pita/catalog/settings.json): a module's setting, the loss's, the optimizer's.
+MODULE, LOSS_FN, OPTIMIZER = "module", "loss_fn", "optimizer"
+
+
+@dataclass(frozen=True)
+class Mapped:
+    """A row of the settings table: PyTorch's `Kind.name` against burn's, both defaults, the
+    converter (pita.settings.CONVERTERS) and the chapter, if one documents the setting (set from
+    the experiment that declares the row in its `settings`). `|` joins kinds one row maps alike;
+    an empty name is a setting that framework does not have."""
+
+    torch: str
+    burn: str
+    torch_default: object = None
+    burn_default: object = None
+    convert: str | None = None
+    chapter: str | None = None
+    scope: str = MODULE
+
+
 @dataclass(frozen=True)
 class Experiment:
     id: str
@@ -98,6 +118,8 @@ class Experiment:
     also: tuple[str, ...] = ()
     # The one-line fix, in the catalog's language, with the code to write: "`loss.mean()` 后再 `backward()`".
     fix: str = ""
+    # Rows of the settings table this chapter documents: trace names the chapter when one differs.
+    settings: tuple[Mapped, ...] = ()
     # Set by the catalog from the folder: its path from the checkout, its compile-fail cases.
     folder: str = ""
     compile_fail: tuple[str, ...] = ()

@@ -4,6 +4,7 @@ lines quoted from the record), the symptom index's links to it, and the short pa
 
 import re
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from pita_lab.book.causes import CAUSES_PAGE, LINT_PART, SIGNATURE_PART, render_
 from pita_lab.book.navigation import render_symptoms_page
 from pita_lab.errors import BrokenExperiment
 from pita_lab.lint_check import lint_claim
-from pita_lab.lint_rules import declared_rules
+from pita_lab.lint_rules import declared_rules, fires_in
 from pita_lab.record import ClaimResult, RunRecord
 from pita_lab.signatures import entries
 from pita_lab.site import REFERENCE_PAGES
@@ -55,14 +56,25 @@ def console_lines(text: str, path: str) -> list[str]:
     return block.group(1).splitlines()
 
 
+def firing_here(experiment_id: str) -> set[str]:
+    """The rules (of any folder) whose `fires_in` names a region of this experiment's burn.rs."""
+    return {rule for folder in catalog.ids() for rule, places in fires_in(ROOT, folder).items() if any(at == experiment_id for at, _ in places)}
+
+
+# a chapter where two rules fire (its burn.rs holds two unfixed configs), found, not named
+TWO_RULES = next(experiment_id for experiment_id in catalog.ids() if len(firing_here(experiment_id)) >= 2)
+# a chapter with neither a signature nor a rule, found, not named
+PLAIN = next(experiment_id for experiment_id in catalog.ids() if not catalog.get(experiment_id).signature and not firing_here(experiment_id))
+
+
 def test_the_lint_claim_holds_on_the_catalog_and_keeps_the_lines_pita_lint_prints():
-    record = with_lint_claim(committed("p20"))
+    record = with_lint_claim(committed(TWO_RULES))
     [claim] = [c for c in record.claims if c.id == "lint"]
     assert claim.ok, claim.observed
-    path = catalog.get("p20").burn_source
+    path = catalog.get(TWO_RULES).burn_source
     assert claim.facts["path"] == path
     assert [line.split(":")[0] for line in claim.facts["lines"]] == [path] * len(claim.facts["lines"])  # relative to the checkout
-    assert {line.split(": ")[1].split()[0] for line in claim.facts["lines"]} == {"p20", "p20-adagrad"}
+    assert {line.split(": ")[1].split()[0] for line in claim.facts["lines"]} == firing_here(TWO_RULES)
 
 
 def folder_copy(tmp_path: Path, experiment_id: str) -> Path:
@@ -92,7 +104,7 @@ def test_the_lint_claim_fails_on_a_finding_outside_its_regions_and_on_a_region_w
 
 def test_a_run_adds_the_lint_claim_only_where_a_rule_names_a_region():
     assert lint_claim(catalog.get("p12"), ROOT) is not None
-    assert lint_claim(catalog.get("p01"), ROOT) is None  # no lint.yml, no rule fires in its burn.rs
+    assert lint_claim(catalog.get(PLAIN), ROOT) is None  # no lint.yml, no rule fires in its burn.rs
 
 
 def test_a_chapter_with_a_lint_rule_prints_the_records_lint_lines():
@@ -114,25 +126,27 @@ def test_a_chapter_with_a_signature_quotes_what_the_signatures_claim_found():
     for signature in catalog.get("p12").signature:
         assert f"- `{signature.text()}`" in shown
     assert catalog.get("p12").fix in shown
-    assert f"- `torch-mean` 对 `burn-nomean`（反例）：报出 p12，证据「{EVIDENCE}」" in shown
+    assert f"- `torch-mean` 对 `burn-nomean`（反例）：报出 p12，证据 `{EVIDENCE}`" in shown
     assert "- `torch-mean` 对 `burn-mean`（修好的）：什么都没报" in shown
     assert f"]({CAUSES_PAGE})" in shown
 
 
 def test_a_chapter_without_signature_or_rule_gets_no_section():
-    assert SECTION not in render_chapter(ROOT, committed("p01"))
+    assert SECTION not in render_chapter(ROOT, committed(PLAIN))
 
 
 def test_a_record_from_before_the_claims_is_refused_with_the_command_that_fixes_it():
+    record = committed("p19")
+    older = replace(record, claims=[claim for claim in record.claims if claim.id != "lint"])  # as records were before the claim
     with pytest.raises(BrokenExperiment, match=r"no `lint` claim .* re-run `pita run p19`"):
-        render_chapter(ROOT, committed("p19"))
+        render_chapter(ROOT, older)
 
 
 def test_the_symptom_index_links_each_chapters_section():
     [text] = render_symptoms_page(ROOT).values()
     assert f"[trace 能认出](p12.md#{SIGNATURE_PART})、[lint 能查出](p12.md#{LINT_PART})" in text
     assert f"[lint 能查出](p19.md#{LINT_PART})" in text and f"p19.md#{SIGNATURE_PART}" not in text
-    assert "p01.md#" not in text
+    assert f"{PLAIN}.md#" not in text
     assert f"]({CAUSES_PAGE})" in text
 
 

@@ -16,29 +16,15 @@ into the config's serde form, a comma joining the paths of one PyTorch list (bet
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 
 from pita_lab import catalog
 from pita_lab.book.defaults import defaults_rows
+from pita_lab.experiment import LOSS_FN, MODULE, OPTIMIZER, Mapped
 from pita_lab.store import RecordStore
 
 PATH = Path("pita") / "catalog" / "settings.json"
-MODULE, LOSS_FN, OPTIMIZER = "module", "loss_fn", "optimizer"
-
-
-@dataclass(frozen=True)
-class Mapped:
-    """A declared row: PyTorch's `Kind.name` against burn's, both defaults, the converter
-    (pita.settings.CONVERTERS) and the chapter, if one documents the setting."""
-
-    torch: str
-    burn: str
-    torch_default: object = None
-    burn_default: object = None
-    convert: str | None = None
-    chapter: str | None = None
-    scope: str = MODULE
 
 
 def _conv(dims: int) -> list[Mapped]:
@@ -50,7 +36,6 @@ def _conv(dims: int) -> list[Mapped]:
             Mapped(f"{kind}.dilation", f"{kind}.dilation", [1] * dims, 1 if dims == 1 else [1] * dims, one),
             Mapped(f"{kind}.groups", f"{kind}.groups", 1, 1),
             Mapped(f"{kind}.padding", f"{kind}.padding", [0] * dims, "Valid", "padding"),
-            Mapped(f"{kind}.padding_mode", f"{kind}.", "zeros", "zeros", chapter="p10j"),
             Mapped(f"{kind}.bias", f"{kind}.bias", True, True)]
 
 
@@ -58,16 +43,13 @@ BATCH_NORMS = "BatchNorm1d|BatchNorm2d|BatchNorm3d"
 INSTANCE_NORMS = "InstanceNorm1d|InstanceNorm2d|InstanceNorm3d"
 LINEARS = "Linear|NonDynamicallyQuantizableLinear"  # the latter: MultiheadAttention's out_proj
 
-# The rows no DefaultsDiffer measures. Defaults: PyTorch's signature, burn's config (0.22.1).
+# The rows no DefaultsDiffer measures and no chapter declares (`Experiment.settings`). Defaults:
+# PyTorch's signature, burn's config (0.22.1).
 DECLARED = [
-    Mapped("LayerNorm.eps", "LayerNorm.epsilon", 1e-05, 1e-05, chapter="p10b"),  # p10b: what a norm epsilon does to small activations
     Mapped("LayerNorm.normalized_shape", "LayerNorm.d_model", convert="one_shape"),
     Mapped("LayerNorm.elementwise_affine", "LayerNorm.", True, True),
     Mapped("LayerNorm.bias", "LayerNorm.bias", True, True),
     Mapped(f"{BATCH_NORMS}.eps", "BatchNorm.epsilon", 1e-05, 1e-05),
-    Mapped(f"{BATCH_NORMS}.momentum", "BatchNorm.momentum", 0.1, 0.1, chapter="p29c"),
-    Mapped(f"{BATCH_NORMS}.affine", "BatchNorm.", True, True, chapter="p29b"),
-    Mapped(f"{BATCH_NORMS}.track_running_stats", "BatchNorm.", True, True, chapter="p29a"),
     Mapped(f"{BATCH_NORMS}.num_features", "BatchNorm.num_features"),
     Mapped(f"{INSTANCE_NORMS}.eps", "InstanceNorm.epsilon", 1e-05, 1e-05),
     Mapped(f"{INSTANCE_NORMS}.num_features", "InstanceNorm.num_channels"),
@@ -86,7 +68,6 @@ DECLARED = [
     *_conv(1), *_conv(2), *_conv(3),
     Mapped("Embedding.num_embeddings", "Embedding.n_embedding"),
     Mapped("Embedding.embedding_dim", "Embedding.d_model"),
-    Mapped("Embedding.padding_idx", "Embedding.", None, None, convert="in_code", chapter="p10g"),  # pita::padding_idx supplies it
     Mapped("Embedding.max_norm", "Embedding.", None, None),
     Mapped("Embedding.scale_grad_by_freq", "Embedding.", False, False),  # burn's gradient is never scaled by frequency
     Mapped("MultiheadAttention.embed_dim", "MultiHeadAttention.d_model"),
@@ -105,20 +86,12 @@ DECLARED = [
     Mapped("GRU.num_layers", "Gru.", 1, 1),
     Mapped("GRU.bidirectional", "Gru.", False, False),
     Mapped("GRU.", "Gru.reset_after", True, True),
-    Mapped("TransformerEncoderLayer.norm_first", "TransformerEncoderLayer.norm_first", False, False, chapter="p10h"),
     Mapped("Upsample.mode", "Interpolate2d.mode", "nearest", "Nearest", "word"),
-    Mapped("CrossEntropyLoss.ignore_index", "CrossEntropyLoss.pad_tokens", -100, None, "ignore_index", "p11b", LOSS_FN),
     Mapped("CrossEntropyLoss.label_smoothing", "CrossEntropyLoss.smoothing", 0.0, None, "zero_is_none", scope=LOSS_FN),
     Mapped("CrossEntropyLoss.weight", "CrossEntropyLoss.weights", None, None, scope=LOSS_FN),
-    Mapped("CrossEntropyLoss.reduction", "CrossEntropyLoss.reduction", "mean", "Mean", "word", "p12", LOSS_FN),
     Mapped("CrossEntropyLoss.", "CrossEntropyLoss.logits", True, True, scope=LOSS_FN),
-    Mapped("BCEWithLogitsLoss.", "BinaryCrossEntropyLoss.logits", True, False, chapter="p11", scope=LOSS_FN),
     Mapped("BCEWithLogitsLoss.weight", "BinaryCrossEntropyLoss.weights", None, None, scope=LOSS_FN),
-    Mapped("BCEWithLogitsLoss.reduction", "BinaryCrossEntropyLoss.reduction", "mean", "Mean", "word", "p12", LOSS_FN),
-    Mapped("BCELoss.", "BinaryCrossEntropyLoss.logits", False, False, chapter="p11", scope=LOSS_FN),
     Mapped("BCELoss.weight", "BinaryCrossEntropyLoss.weights", None, None, scope=LOSS_FN),
-    Mapped("BCELoss.reduction", "BinaryCrossEntropyLoss.reduction", "mean", "Mean", "word", "p12", LOSS_FN),
-    Mapped("MSELoss.reduction", "MseLoss.reduction", "mean", "Mean", "word", "p12", LOSS_FN),
     Mapped("Adam.betas", "AdamConfig.beta_1,beta_2", [0.9, 0.999], [0.9, 0.999], scope=OPTIMIZER),
     Mapped("Adam.amsgrad", "AdamConfig.amsgrad", False, False, scope=OPTIMIZER),
     Mapped("Adam.weight_decay", "AdamConfig.weight_decay.penalty", 0.0, None, scope=OPTIMIZER),
@@ -143,7 +116,7 @@ BURN_NONE = {"SgdConfig.momentum.momentum": 0.0, "SgdConfig.momentum.dampening":
 
 def settings_rows(root: Path) -> list[dict]:
     """Every row of the table: the measured ones (the defaults page's rows that a claim `maps`,
-    along the main line), then the declared ones."""
+    along the main line), then those the chapters declare, then the central ones."""
     store, rows = RecordStore(root), []
     for experiment_id in catalog.ids():
         record = store.committed(experiment_id)
@@ -155,6 +128,8 @@ def settings_rows(root: Path) -> list[dict]:
                 scope = OPTIMIZER if burn.partition(".")[0].endswith("Config") else MODULE
                 mapping = Mapped(torch, burn, found["torch_value"], found["burn_value"], CLAIM_CONVERTERS.get(torch), experiment_id, scope)
                 rows += _rows(mapping, found["setting"])
+    for experiment_id in catalog.ids():
+        rows += [row for mapping in catalog.get(experiment_id).settings for row in _rows(replace(mapping, chapter=experiment_id), None)]
     for mapping in DECLARED:
         rows += _rows(mapping, None)
     return rows
