@@ -69,7 +69,9 @@ def test_negative_control_exits_1_and_names_the_factor(run):
     out, _ = run
     proc = pita("compare", out / "torch-mean.safetensors", out / "burn-nomean.safetensors")
     assert proc.returncode == 1
-    assert "candidate = 4 × reference" in proc.stdout and proc.stdout.splitlines()[-1].endswith("MISMATCH")
+    lines = proc.stdout.splitlines()
+    assert "candidate = 4 × reference" in proc.stdout and lines[-3].endswith("MISMATCH")
+    assert lines[-2].startswith("likely cause: p12 ") and lines[-1].startswith("  evidence: ")  # the verdict, then what it is likely to be
 
 
 def test_compile_fail_and_guard_are_observed(run):
