@@ -47,13 +47,19 @@ def setting_owners(setting: str) -> list[str]:
     return found
 
 
+def setting_owner(setting: str) -> str:
+    found = setting_owners(setting)
+    assert len(found) == 1, f"{found} all have a setting signature naming {setting}"
+    return found[0]
+
+
 BATCH_SIZE = owner(diagnosis="scale", factor="batch_size", phase="backward")
 COUNT_IN_GRADIENT = owner(diagnosis="scale", factor="count", phase="backward")
 COUNT_IN_LOSS = owner(diagnosis="scale", factor="count", phase="loss")
 ELEMENT_COUNT = owner(diagnosis="scale", factor="elements")
 BIASED_VARIANCE = owner(factor="biased_variance")
 AXES_PERMUTED = owner(diagnosis="permutation")
-[NORM_EPS] = setting_owners("LayerNorm.eps")
+NORM_EPS = setting_owner("LayerNorm.eps")
 
 
 def ids(result) -> list[str]:
@@ -67,7 +73,7 @@ def evidence(result, pitfall: str) -> str:
 # --- compare, with the catalog the library ships --------------------------------------------------
 
 
-def test_a_gradient_scaled_by_the_batch_size_is_p12():
+def test_a_gradient_scaled_by_the_batch_size_is_the_batch_size_chapter():
     reference = dump({"weight.grad": W[0], "bias.grad": [0.5]}, batch_size=4)
     candidate = dump({"weight.grad": 4 * W[0], "bias.grad": [2.0]}, batch_size=4)
     result = compare_dumps(reference, candidate)
@@ -76,24 +82,24 @@ def test_a_gradient_scaled_by_the_batch_size_is_p12():
     assert set(result.likely[0]) == {"id", "title", "chapter", "fix", "evidence"} and result.likely[0]["chapter"] == f"book/{BATCH_SIZE}.md"
 
 
-def test_a_gradient_scaled_by_a_count_other_than_the_batch_size_is_not_p12():
+def test_a_gradient_scaled_by_a_count_other_than_the_batch_size_is_the_count_chapter():
     reference = dump({"weight.grad": W[0]}, batch_size=3)
     result = compare_dumps(reference, dump({"weight.grad": 2 * W[0]}, batch_size=3))
     assert BATCH_SIZE not in ids(result) and COUNT_IN_GRADIENT in ids(result)
     assert "2 is an integer count other than the batch size (the batch size is 3)" in evidence(result, COUNT_IN_GRADIENT)
 
 
-def test_a_gradient_scaled_by_its_element_count_is_p11c_first():
+def test_a_gradient_scaled_by_its_element_count_names_the_element_count_chapter_first():
     result = compare_dumps(dump({"pred.grad": W[:2]}), dump({"pred.grad": 6 * W[:2]}))
     assert ids(result)[0] == ELEMENT_COUNT and "6 is the tensor's element count" in evidence(result, ELEMENT_COUNT)
 
 
-def test_a_loss_scaled_by_a_count_is_p11a():
+def test_a_loss_scaled_by_a_count_is_the_loss_count_chapter():
     result = compare_dumps(dump({"loss": [0.7], "logits.grad": W}, batch_size=2), dump({"loss": [2.1], "logits.grad": 3 * W}, batch_size=2))
     assert COUNT_IN_LOSS in ids(result) and evidence(result, COUNT_IN_LOSS).startswith("loss: candidate = 3 × reference")
 
 
-def test_a_running_var_between_biased_and_unbiased_is_p27_only_while_running_mean_matches():
+def test_a_running_var_between_biased_and_unbiased_is_the_biased_variance_chapter_only_while_running_mean_matches():
     stats = {"bn.running_mean": [0.1, -0.2], "bn.running_var": [1.2, 0.9]}
     biased = {**stats, "bn.running_var": [1.2 * 0.998, 0.9 * 0.998]}
     result = compare_dumps(dump(stats, batch_size=4), dump(biased, batch_size=4))
@@ -126,7 +132,7 @@ def test_compare_reads_the_settings_where_the_dumps_recorded_them():
     assert compare_dumps(reference, dump({"out": X}, framework="burn", modules=burn_side)).likely == []  # nothing fails: no cause
 
 
-def test_axes_reordered_in_the_forward_is_p03():
+def test_axes_reordered_in_the_forward_are_the_permutation_chapter():
     x = RNG.standard_normal((2, 3, 4)).astype(np.float32)
     assert ids(compare_dumps(dump({"out": x}), dump({"out": x.transpose(2, 0, 1).copy()}))) == [AXES_PERMUTED]
 
