@@ -332,8 +332,29 @@ def compare_dumps(
     reference64: Dump | None = None,
     distributions: bool = False,
 ) -> ComparisonResult:
-    """Every aligned pair measured; with `distributions`, also each float pair's ULP histogram and
-    each failing pair's error map (one more streaming pass per pair)."""
+    """Every aligned pair measured (`compare_pairs`), then the catalog's likely causes of what
+    failed (pita.likely), from the diagnoses and the settings the dumps recorded."""
+    result = compare_pairs(reference, candidate, tolerance, allow_input_mismatch=allow_input_mismatch, rules=rules,
+                           reference64=reference64, distributions=distributions)
+    settings = compare_settings(reference.metadata, candidate.metadata)
+    facts = facts_of(reference, candidate, settings.to_dict() if settings is not None else None)
+    result.likely = [cause.to_dict() for cause in comparison_causes(result, facts)]
+    return result
+
+
+def compare_pairs(
+    reference: Dump,
+    candidate: Dump,
+    tolerance: Tolerance = DEFAULT_TOLERANCE,
+    *,
+    allow_input_mismatch: bool = False,
+    rules: Rules | None = None,
+    reference64: Dump | None = None,
+    distributions: bool = False,
+) -> ComparisonResult:
+    """Every aligned pair measured, without likely causes (trace names its own, from its walk);
+    with `distributions`, also each float pair's ULP histogram and each failing pair's error map
+    (one more streaming pass per pair)."""
     if not allow_input_mismatch:
         check_same_inputs(reference, candidate)
     reference, candidate = _as_compared(reference), _as_compared(candidate)
@@ -375,7 +396,7 @@ def compare_dumps(
         tensors.append(result)
     _excuse_after_noise(tensors)
     diagnose.corroborate([t.diagnosis for t in tensors])
-    result = ComparisonResult(
+    return ComparisonResult(
         reference=f"{reference.source} ({reference.describe()})",
         candidate=f"{candidate.source} ({candidate.describe()})",
         tolerance=tolerance,
@@ -387,10 +408,6 @@ def compare_dumps(
                for note in getattr(dump, "notes", [])] + nfc_twins(alignment.missing, alignment.extra),
         applied=[AppliedTolerance(dtypes, source, own, count) for (dtypes, source, own), count in applied.items()],
     )
-    settings = compare_settings(reference.metadata, candidate.metadata)
-    facts = facts_of(reference, candidate, settings.to_dict() if settings is not None else None)
-    result.likely = [cause.to_dict() for cause in comparison_causes(result, facts)]
-    return result
 
 
 def tensor_tolerance(name: str, reference_dtype, candidate_dtype, tolerance: Tolerance, rules: Rules) -> tuple[Tolerance, str, str]:

@@ -24,6 +24,7 @@ from pathlib import Path
 from pita.diagnose.base import Diagnosis, format_factor
 from pita.errors import UsageError
 from pita.recording import parse
+from pita.settings import recorded_modules
 
 CATALOG = Path(__file__).parent / "catalog" / "signatures.json"
 SIGNATURES_FORMAT = "pita-signatures/1"
@@ -150,14 +151,9 @@ def facts_of(reference, candidate, settings: dict | None = None) -> Facts:
 
 
 def module_kinds(metadata: dict) -> dict[str, str]:
-    """Module path -> kind, from metadata `modules` (docs/recording.md); none where it is absent or unreadable."""
-    try:
-        modules = json.loads(metadata.get("modules") or "{}")
-    except (ValueError, RecursionError):
-        return {}
-    if not isinstance(modules, dict):
-        return {}
-    return {path: entry["kind"] for path, entry in modules.items() if isinstance(entry, dict) and isinstance(entry.get("kind"), str)}
+    """Module path -> kind, from metadata `modules` as the settings phase reads it (docs/recording.md);
+    none where it is absent or unreadable."""
+    return {path: entry["kind"] for path, entry in (recorded_modules(metadata) or {}).items()}
 
 
 @dataclass(frozen=True)
@@ -383,12 +379,17 @@ def _evidence(signature: Signature, findings: list[Finding], facts: Facts, masks
     return [m for finding in findings for m in matches(signature, finding, facts)]
 
 
+def matched_names(tensors) -> frozenset[str]:
+    """The names of the `TensorResult`s that compared equal (a signature's `matched` neighbour)."""
+    return frozenset(t.name for t in tensors if t.ok)
+
+
 def comparison_causes(result, facts: Facts, entries: tuple[Entry, ...] | None = None) -> list[Cause]:
     """The likely causes of a `ComparisonResult`: each failing tensor's diagnosis, and the
     settings that differ where the dumps recorded them. None for a passing comparison."""
     if result.ok:
         return []
-    matched = frozenset(t.name for t in result.tensors if t.ok)
+    matched = matched_names(result.tensors)
     findings = [tensor_finding(t, matched) for t in result.tensors if not t.ok]
     return likely_causes(findings, facts, None, entries)
 

@@ -1,7 +1,7 @@
 """Trace: two recordings of a training run (docs/recording.md) walked in the order the run
 computed them, to find the first tensor where the candidate departs from the reference.
 
-A stage after compare: the pair of recordings goes through `compare_dumps` once (rules, the
+A stage after compare: the pair of recordings goes through `compare_pairs` once (rules, the
 input-hash check, per-tensor tolerances, measure, diagnose, corroborate), and trace orders its
 `TensorResult`s into phases:
 
@@ -52,7 +52,7 @@ from pita.compare import (
     PlatformFields,
     TensorResult,
     check_format,
-    compare_dumps,
+    compare_pairs,
     shown_tolerance,
     tolerance_from_dict,
     tolerance_text,
@@ -62,7 +62,7 @@ from pita.compare import (
 from pita.diagnose.base import Diagnosis
 from pita.dump import Dump
 from pita.errors import UsageError
-from pita.likely import facts_of, likely_lines, trace_causes
+from pita.likely import facts_of, likely_lines, matched_names, trace_causes
 from pita.recording import ACT, INIT, OTHER, PARAM, PHASES, RECORDING, init_name, looks_recorded, param_name, parse
 from pita.report import json_text, tensor_lines
 from pita.rules import Rules
@@ -356,7 +356,7 @@ def trace_dumps(reference: Dump, candidate: Dump, tolerance: Tolerance | None = 
     (a float64 run of the reference), each float tensor is judged by the float64 budget
     (pita.budget); without it, by `tolerance`. `strict`: an activation recorded on one side only
     fails the trace (by default it is listed as unobserved). Raises `UsageError` for a dump that
-    is not a recording, or whatever `compare_dumps` refuses."""
+    is not a recording, or whatever `compare_pairs` refuses."""
     tolerance = Tolerance.from_options() if tolerance is None else tolerance
     rules = rules or Rules()
     for side, dump in (("reference", reference), ("candidate", candidate)):
@@ -365,7 +365,7 @@ def trace_dumps(reference: Dump, candidate: Dump, tolerance: Tolerance | None = 
     if any(name.startswith(INIT) for name in reference.tensors):
         notes.append("reference: init/ tensors are not compared (the load audit reads the candidate's)")
     masks = {name for name in reference.tensors if (recorded := parse(name)) is not None and recorded.kind == "mask"}
-    comparison = compare_dumps(_walked(reference), _walked(candidate), tolerance,
+    comparison = compare_pairs(_walked(reference), _walked(candidate), tolerance,
                                allow_input_mismatch=allow_input_mismatch, rules=rules,
                                reference64=_walked(reference64) if reference64 is not None else None)
     notes += comparison.notes + _dtype_note(comparison)
@@ -410,8 +410,7 @@ def trace_dumps(reference: Dump, candidate: Dump, tolerance: Tolerance | None = 
     if reference64 is None:
         result.notes.append(_absolute_tolerance_note(result))
     result.verdict = _verdict(result)
-    matched = frozenset(t.name for t in comparison.tensors if t.ok)
-    result.likely = [c.to_dict() for c in trace_causes(result, facts_of(reference, candidate), matched)]
+    result.likely = [c.to_dict() for c in trace_causes(result, facts_of(reference, candidate), matched_names(comparison.tensors))]
     return result
 
 
