@@ -17,13 +17,12 @@ from pita.lint import Finding, lint_source, load_rules, read_source, render_text
 from pita_lab import catalog
 from pita_lab.claims import Claim
 from pita_lab.experiment import Experiment
-from pita_lab.lint_rules import declared_rules, fires_in, regions, rules_file
+from pita_lab.lint_rules import all_declared_rules, fires_in, regions, rules_file
 
 
 def catalog_rules(root: Path) -> list:
     """Every rule the folders declare, as `pita.lint` runs it."""
-    entries = [entry for experiment_id in catalog.ids() for entry in declared_rules(root, experiment_id)]
-    return load_rules(json.dumps({"rules": entries}))
+    return load_rules(json.dumps({"rules": all_declared_rules(root)}))
 
 
 def declared_places(root: Path, experiment_id: str) -> list[tuple[str, str]]:

@@ -98,6 +98,11 @@ def declared_rules(root: Path, experiment_id: str) -> list[dict]:
     return entries
 
 
+def all_declared_rules(root: Path) -> list[dict]:
+    """Every rule the folders declare, in catalog order, as the library ships them (`declared_rules`)."""
+    return [entry for experiment_id in catalog.ids() for entry in declared_rules(root, experiment_id)]
+
+
 def matcher(rule: dict) -> dict:
     """The ast-grep config of a declared rule: its own `rule:` or the config shorthand, never
     inside a guarded block, with the shared utils."""

@@ -15,8 +15,8 @@ from pita_lab.book import PAGE_RENDERERS, render_chapter
 from pita_lab.book.causes import CAUSES_PAGE, LINT_PART, SIGNATURE_PART, render_causes_page
 from pita_lab.book.navigation import render_symptoms_page
 from pita_lab.errors import BrokenExperiment
-from pita_lab.lint_check import lint_claim
-from pita_lab.lint_rules import declared_rules, fires_in
+from pita_lab.lint_check import declared_places, lint_claim
+from pita_lab.lint_rules import all_declared_rules, declared_rules
 from pita_lab.record import ClaimResult, RunRecord
 from pita_lab.signatures import entries
 from pita_lab.site import REFERENCE_PAGES
@@ -58,7 +58,7 @@ def console_lines(text: str, path: str) -> list[str]:
 
 def firing_here(experiment_id: str) -> set[str]:
     """The rules (of any folder) whose `fires_in` names a region of this experiment's burn.rs."""
-    return {rule for folder in catalog.ids() for rule, places in fires_in(ROOT, folder).items() if any(at == experiment_id for at, _ in places)}
+    return {rule for rule, _ in declared_places(ROOT, experiment_id)}
 
 
 # a chapter where two rules fire (its burn.rs holds two unfixed configs), found, not named
@@ -156,7 +156,7 @@ def test_the_causes_page_lists_every_signature_and_every_rule():
     assert render_causes_page in PAGE_RENDERERS and CAUSES_PAGE in REFERENCE_PAGES
     signatures = [line for line in text.splitlines() if f".md#{SIGNATURE_PART})" in line]
     assert [re.match(r"\| \[([\w-]+)：", line).group(1) for line in signatures] == [entry.id for entry in entries()]
-    rules = [rule["id"] for experiment_id in catalog.ids() for rule in declared_rules(ROOT, experiment_id)]
+    rules = [rule["id"] for rule in all_declared_rules(ROOT)]
     assert re.findall(r"^\| `([\w-]+)` \|", text, re.M) == rules
     assert f"共 {len(entries())} 章声明了签名" in text and f"共 {len(rules)} 条规则" in text
     assert "// pita: allow(" in text and "--format sarif" in text

@@ -11,7 +11,7 @@ from pathlib import Path
 from pita_lab import catalog
 from pita_lab.book.environment import environment
 from pita_lab.errors import BrokenExperiment
-from pita_lab.lint_rules import declared_rules
+from pita_lab.lint_rules import all_declared_rules
 from pita_lab.store import RecordStore
 
 LIBRARY_DATA = Path("pita") / "catalog" / "lint.json"
@@ -20,7 +20,7 @@ PAGE = Path("docs") / "lint.md"
 
 def render_lint_catalog(root: Path) -> dict[Path, str]:
     """The library's rules (pita/catalog/lint.json) and the page that lists them (docs/lint.md)."""
-    rules = [entry for experiment_id in catalog.ids() for entry in declared_rules(root, experiment_id)]
+    rules = all_declared_rules(root)
     return {
         root / LIBRARY_DATA: json.dumps({"rules": rules}, ensure_ascii=False, indent=1) + "\n",
         root / PAGE: environment().get_template("lint.md.j2").render(rules=rules, example=lint_example(root)),
