@@ -6,6 +6,7 @@ import re
 import shutil
 import subprocess
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -78,11 +79,17 @@ def test_each_guide_is_a_folder_shaped_like_an_experiment(guide_id):
     assert any(fnmatch.fnmatch(f"guides/{guide_id}", member) for member in members), members
 
 
+def copy_renamed(folder: Path, to: Path, old_id: str, new_id: str, ignore=None) -> Path:
+    """A chapter's folder copied to `to`, its declaration renamed to `new_id`; the declaration's path."""
+    shutil.copytree(folder, to, ignore=ignore)
+    declaration = to / "experiment.py"
+    declaration.write_text(declaration.read_text().replace(f'id="{old_id}"', f'id="{new_id}"'))
+    return declaration
+
+
 def test_a_guide_folder_is_discovered_and_held_to_its_kind(tmp_path):
     guides = tmp_path / "guides"
-    shutil.copytree(catalog.guide_folders()["nonscalar-backward"], guides / "how-to-read")
-    declaration = guides / "how-to-read" / "experiment.py"
-    declaration.write_text(declaration.read_text().replace('id="nonscalar-backward"', 'id="how-to-read"'))
+    declaration = copy_renamed(catalog.guide_folders()["nonscalar-backward"], guides / "how-to-read", "nonscalar-backward", "how-to-read")
     (guides / ".hidden").mkdir()
     found = catalog.guide_folders(guides)
     assert list(found) == ["how-to-read"]
@@ -107,9 +114,7 @@ def test_a_port_under_ports_is_a_tutorial_named_like_its_crate(tmp_path):
             assert manifest["package"]["name"] == tutorial.burn_package == tutorial.id
             assert [b["name"] for b in manifest["bin"]] == [tutorial.burn_binary]
     ports = tmp_path / "ports"
-    shutil.copytree(catalog.tutorial_folders()["port-gpt2"], ports / "tiny", ignore=shutil.ignore_patterns("burn"))
-    declaration = ports / "tiny" / "experiment.py"
-    declaration.write_text(declaration.read_text().replace('id="port-gpt2"', 'id="port-tiny"'))
+    copy_renamed(catalog.tutorial_folders()["port-gpt2"], ports / "tiny", "port-gpt2", "port-tiny", ignore=shutil.ignore_patterns("burn"))
     (ports / "no-lab").mkdir()
     found = catalog.tutorial_folders(ports)
     assert list(found) == ["port-tiny"]
