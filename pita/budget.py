@@ -34,7 +34,6 @@ from pita.dtypes import dtype_name
 from pita.errors import UsageError
 from pita.filetensor import flat_chunks
 from pita.recording import param_name, parse, step_name
-from pita.settings import optimizer_settings
 from pita.stats import measure
 from pita.tolerance import Tolerance
 
@@ -49,6 +48,7 @@ UPDATE_SHARE_DEFAULT = 2.0**-16
 JUDGED = frozenset({"F32", "F16", "BF16"})  # reference dtypes a float64 run can judge (a float64 reference is its own truth)
 EPSILON = {"F32": 2.0**-23, "F16": 2.0**-10, "BF16": 2.0**-7}  # the spacing of 1.0 in each dtype
 CHUNK = 1 << 20
+LOOKBACK = 10_000  # steps back a light recording's previous checkpoint is looked for (its `every` is at most this)
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,8 @@ def budget_of(exact, reference, update_floor: float = 0.0) -> Budget:
 def update_share(metadata: dict) -> float:
     """The share of an optimizer's update that float32 settings move (UPDATE_SHARE_DEFAULT's
     comment), from the betas the recording's `optimizer` metadata holds."""
+    from pita.settings import optimizer_settings  # here: `pita compare` imports this module to find the float64 run, and starts faster without
+
     settings = optimizer_settings(metadata)
     betas = settings[1].get("betas") if settings else None
     if not isinstance(betas, list) or not betas or not all(isinstance(b, float) and 0.0 < b < 1.0 for b in betas):
@@ -96,15 +98,18 @@ def update_share(metadata: dict) -> float:
 
 def update_floor_of(name: str, exact_tensors: dict, share: float) -> float:
     """For `step<k>/<path>`: `share` of the largest change the truth's step k made to the
-    parameter (from `param/<path>` or `step<k-1>/<path>`); 0 for any other name."""
+    parameter (from `param/<path>` or `step<k-1>/<path>`; in a light recording, which holds the
+    parameters every so many steps, the change since the last recorded step); 0 for any other name."""
     recorded = parse(name)
     if recorded is None or recorded.kind != "step":
         return 0.0
-    before = exact_tensors.get(param_name(recorded.path) if recorded.step == 1 else step_name(recorded.step - 1, recorded.path))
+    earlier = [param_name(recorded.path)] if recorded.step == 1 else \
+        (step_name(j, recorded.path) for j in range(recorded.step - 1, max(recorded.step - 1 - LOOKBACK, 0), -1))
+    before = next((exact_tensors[n] for n in earlier if n in exact_tensors), None)
     after = exact_tensors[name]
     if before is None or tuple(before.shape) != tuple(after.shape) or dtype_name(before.dtype) != "F64":
         return 0.0
-    return share * max_abs(np.asarray(after, dtype=np.float64) - np.asarray(before, dtype=np.float64))
+    return share * max_abs_difference(after, before)
 
 
 def ulp_at(scale: float, dtype: str) -> float:
@@ -116,9 +121,20 @@ def ulp_at(scale: float, dtype: str) -> float:
 
 def max_abs(tensor) -> float:
     """The largest finite |value| of a float tensor (arrays or `FileTensor`s, a chunk at a time)."""
+    return _largest_finite(np.asarray(chunk, dtype=np.float64) for chunk in flat_chunks(tensor, 0, tensor.size, CHUNK))
+
+
+def max_abs_difference(a, b) -> float:
+    """The largest finite |a - b| of two float tensors of one size, a chunk at a time: never a
+    float64 copy of a whole tensor (a 50 M-element embedding's would be 400 MB)."""
+    chunks = zip(flat_chunks(a, 0, a.size, CHUNK), flat_chunks(b, 0, b.size, CHUNK), strict=True)
+    return _largest_finite(np.asarray(x, dtype=np.float64) - np.asarray(y, dtype=np.float64) for x, y in chunks)
+
+
+def _largest_finite(chunks) -> float:
     largest = 0.0
-    for chunk in flat_chunks(tensor, 0, tensor.size, CHUNK):
-        values = np.abs(np.asarray(chunk, dtype=np.float64))
+    for chunk in chunks:
+        values = np.abs(chunk)
         values = values[np.isfinite(values)]
         if values.size:
             largest = max(largest, float(values.max()))

@@ -13,8 +13,6 @@ import contextlib
 import os
 import signal
 import sys
-import traceback
-from importlib.metadata import entry_points
 
 from pita.errors import EXIT_BUG, EXIT_USAGE, UsageError
 from pita.text import printable
@@ -22,6 +20,9 @@ from pita.text import printable
 # Other packages add commands through this entry-point group: each entry is a function taking
 # argparse's subparsers (pita's lab registers its own there, from a source checkout).
 COMMANDS_GROUP = "pita.commands"
+# pita's own commands: a command line that starts with one of them builds no plugin's commands, as
+# finding the plugins (importlib.metadata reads every installed distribution) costs start-up.
+CORE_COMMANDS = ("compare", "trace", "lint")
 LAB_EPILOG = "More commands come with pita's lab, which needs a source checkout."
 LAB_MISSING = ("pita {command} is not a command of this pita ({known}); it may be one of pita's lab, which runs from a source "
                "checkout and is not installed here: clone the repository and run scripts/setup")
@@ -67,11 +68,13 @@ def build_parser() -> argparse.ArgumentParser:
     return _parser_and_commands()[0]
 
 
-def _parser_and_commands():
-    """The parser; its subcommands; whether any plugin (pita's lab) added commands."""
+def _parser_and_commands(plugins: bool = True):
+    """The parser; its subcommands; whether any plugin (pita's lab) added commands (never, where
+    `plugins` is False: they are not looked for)."""
     parser = _Parser(prog="pita", description="Checks PyTorch-to-burn ports: dumps, parity, diagnosis; in a checkout, the lab's experiments and handbook.")
     parser.add_argument("--version", action=_Version)
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    # prog given: argparse would otherwise make a help formatter to find it, which imports shutil (start-up)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, prog=parser.prog)
 
     compare = commands.add_parser("compare", help="compare two dumps (reference first)")
     _comparison_options(compare)
@@ -88,6 +91,9 @@ def _parser_and_commands():
     _comparison_options(trace)
     trace.add_argument("--strict", action="store_true",
                        help="also fail when an activation is recorded on one side only (by default it is listed as unobserved)")
+    trace.add_argument("--html", metavar="FILE",
+                       help="also write the trace as one self-contained HTML page: the first divergence, each phase as a row of "
+                            "modules coloured by error against the budget, error against depth, and, for a long run, against step")
     trace.set_defaults(handler=_trace)
 
     lint = commands.add_parser("lint", help="find the catalog's pitfalls in burn source, before anything runs (needs the extra: pita-parity[lint])")
@@ -96,8 +102,8 @@ def _parser_and_commands():
                       help="text: file:line:col: id title — fix (chapter); json: a list of findings; sarif: SARIF 2.1.0 for code scanning")
     lint.set_defaults(handler=_lint)
 
-    lab = _add_plugin_commands(commands)
-    if not lab:
+    lab = _add_plugin_commands(commands) if plugins else False
+    if plugins and not lab:
         parser.epilog = LAB_EPILOG
     return parser, commands, lab
 
@@ -138,17 +144,17 @@ def _tolerance_and_rules(args):
 
 def _compare(args) -> int:
     from pita.compare import compare_dumps
-    from pita.dump import read_dump, write_atomically
+    from pita.dump import write_atomically
     from pita.json_stream import comparison_chunks
     from pita.report import render_text
 
     tolerance, rules = _tolerance_and_rules(args)
-    reference, candidate = read_dump(args.reference), read_dump(args.candidate)
+    reference, candidate = _read_compared(args.reference), _read_compared(args.candidate)
     reference64_path, note = _reference64_path(args, reference)
     inputs = (args.reference, args.candidate, reference64_path, args.rules)
     html_path, json_path = _checked_outputs(inputs, ("--html", args.html), ("--json", args.json))
     result = compare_dumps(reference, candidate, tolerance, allow_input_mismatch=args.allow_input_mismatch,
-                           rules=rules, reference64=read_dump(reference64_path) if reference64_path is not None else None,
+                           rules=rules, reference64=_read_compared(reference64_path) if reference64_path is not None else None,
                            distributions=args.histogram or html_path is not None)
     result.notes += [note] if note else []
     if html_path:
@@ -156,6 +162,13 @@ def _compare(args) -> int:
 
         write_atomically(html_path, render_html(result).encode())
     return _report(result, lambda: comparison_chunks(result), lambda: render_text(result), args.format, json_path)
+
+
+def _read_compared(path):
+    """A dump as compare and trace read it: tensors from 64 KiB up left in their file, for pita.stats to read in parallel."""
+    from pita.dump import COMPARED_LAZY_MIN_BYTES, read_dump
+
+    return read_dump(path, lazy_min_bytes=COMPARED_LAZY_MIN_BYTES)
 
 
 def _reference64_path(args, reference):
@@ -237,18 +250,23 @@ def _checked_outputs(inputs, *outputs: tuple[str, str | None]) -> list:
 
 
 def _trace(args) -> int:
-    from pita.dump import read_dump
     from pita.json_stream import json_chunks
     from pita.trace import render_trace_text, trace_dumps
 
     tolerance, rules = _tolerance_and_rules(args)
-    reference, candidate = read_dump(args.reference), read_dump(args.candidate)
+    reference, candidate = _read_compared(args.reference), _read_compared(args.candidate)
     reference64_path, note = _reference64_path(args, reference)
-    (json_path,) = _checked_outputs((args.reference, args.candidate, reference64_path, args.rules), ("--json", args.json))
+    html_path, json_path = _checked_outputs((args.reference, args.candidate, reference64_path, args.rules),
+                                            ("--html", args.html), ("--json", args.json))
     result = trace_dumps(reference, candidate, tolerance, rules, allow_input_mismatch=args.allow_input_mismatch,
-                         reference64=read_dump(reference64_path) if reference64_path is not None else None,
+                         reference64=_read_compared(reference64_path) if reference64_path is not None else None,
                          strict=args.strict, verbose=args.verbose)
     result.notes += [note] if note else []
+    if html_path:
+        from pita.dump import write_atomically
+        from pita.trace_html import render_trace_html
+
+        write_atomically(html_path, render_trace_html(result).encode())
     return _report(result, lambda: json_chunks(result.to_dict()), lambda: render_trace_text(result), args.format, json_path)
 
 
@@ -299,6 +317,8 @@ def _file_size_limit_as_error() -> None:
 def _add_plugin_commands(commands) -> bool:
     """Adds every command the installed plugins offer; whether any plugin is installed. A plugin
     that fails to load is a bug, reported as one with its traceback."""
+    from importlib.metadata import entry_points
+
     plugins = entry_points(group=COMMANDS_GROUP)
     for plugin in plugins:
         plugin.load()(commands)
@@ -317,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if sys.stdout is None:
             raise UsageError(STDOUT_CLOSED)
-        parser, commands, lab = _parser_and_commands()
+        parser, commands, lab = _parser_and_commands(plugins=not (argv and argv[0] in CORE_COMMANDS))
         if not lab:
             _refuse_unknown_without_lab(argv, commands)
         args = parser.parse_args(argv)
@@ -334,6 +354,8 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except Exception:  # not the user's mistake: say so, with everything needed to report it
+        import traceback
+
         traceback.print_exc()
         print("pita: internal error, this is a bug in pita; please report it with the traceback above", file=sys.stderr)
         return EXIT_BUG

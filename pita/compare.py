@@ -11,39 +11,27 @@ float32 and float64 pita's own.
 from __future__ import annotations
 
 import math
-import unicodedata
 from dataclasses import asdict, dataclass, field, fields
-from decimal import Decimal
+from functools import cache
 
 import numpy as np
 
-from pita import diagnose
-from pita.align import CONFLICT, align, expanded, shape_note, shape_relation
-from pita.budget import (
-    BUDGET_FACTOR,
-    FLOOR_ULPS,
-    NOISE_SPREAD,
-    budget_of,
-    float64_figures,
-    judged_by_float64,
-    later_step,
-    noise_moved,
-    update_floor_of,
-    update_share,
-)
-from pita.diagnose.base import Diagnosis
-from pita.distribution import measure_distribution
+from pita.align import BROADCAST, CONFLICT, align, expanded, shape_note, shape_relation
+from pita.diagnose.base import Context, Diagnosis
 from pita.dtypes import dtype_name, is_float, widen
 from pita.dump import Dump
 from pita.errors import UsageError
 from pita.filetensor import take
-from pita.likely import comparison_causes, facts_of
+from pita.progress import Progress
 from pita.recording import parse
 from pita.rules import Rules
-from pita.settings import compare_settings
-from pita.stats import ULP_UNBOUNDED, measure
+from pita.stats import ULP_UNBOUNDED, measure, measure_many
 from pita.strict_json import unspelt
 from pita.tolerance import INF_POLICY, Tolerance, compares_exactly
+
+# Imported where used, as the CLI's start-up counts (bench/recording.py): pita.diagnose's rules and
+# pita.likely only for a failing pair, pita.budget only with a float64 run, pita.distribution only
+# when asked for.
 
 DEFAULT_TOLERANCE = Tolerance.from_options()  # what `pita compare` uses without tolerance options
 COMPARE_FORMAT = "pita-compare/1"  # the JSON form of a ComparisonResult
@@ -91,6 +79,8 @@ class AppliedTolerance:
         if self.source == "exact":
             return "exact"
         if self.source == "float64":
+            from pita.budget import BUDGET_FACTOR, FLOOR_ULPS
+
             return (f"{BUDGET_FACTOR:g} × max(the reference's own error against the float64 run, {FLOOR_ULPS:g} ULP of the tensor's "
                     f"largest value), per tensor ({self.tensors})")
         t = self.tolerance
@@ -136,6 +126,10 @@ def tolerance_text(nominal: Tolerance, applied: list[AppliedTolerance]) -> str:
 def nfc_twins(missing: list[str], extra: list[str]) -> list[str]:
     """A note for names on both lists that differ only in Unicode normalisation (`café` as one
     code point or as `e` and a combining accent), which print alike: each with its escaped form."""
+    if not missing or not extra:
+        return []
+    import unicodedata
+
     by_form = {}
     for name in extra:
         by_form.setdefault(unicodedata.normalize("NFC", name), name)
@@ -210,8 +204,8 @@ class TensorResult:
         return shape_relation(self.shape, self.candidate_shape) == CONFLICT  # pita.align: flat and broadcast pairs compare
 
     def to_dict(self) -> dict:
-        data = asdict(self)
-        data["diagnosis"] = [d.to_dict() for d in self.diagnosis]
+        # as `asdict` makes it, without its generic deep copy (a third of `pita compare --format json`'s time on 500 tensors)
+        data = {f.name: _copied(getattr(self, f.name)) if f.name != "diagnosis" else [d.to_dict() for d in self.diagnosis] for f in fields(self)}
         for key in ("ulp_histogram", "error_map"):
             if data[key] is None:
                 del data[key]
@@ -224,6 +218,15 @@ class TensorResult:
         values.update({key: unspelt(value) for key, value in values.items() if key not in cls._TEXTS})
         values["diagnosis"] = [Diagnosis.from_dict(d) for d in data.get("diagnosis", [])]
         return cls(**values)
+
+
+def _copied(value):
+    """A JSON-like value (dicts, lists, numbers, strings) copied, so that changing the copy leaves the original."""
+    if isinstance(value, dict):
+        return {key: _copied(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copied(item) for item in value]
+    return value
 
 
 @dataclass
@@ -336,9 +339,13 @@ def compare_dumps(
     failed (pita.likely), from the diagnoses and the settings the dumps recorded."""
     result = compare_pairs(reference, candidate, tolerance, allow_input_mismatch=allow_input_mismatch, rules=rules,
                            reference64=reference64, distributions=distributions)
-    settings = compare_settings(reference.metadata, candidate.metadata)
-    facts = facts_of(reference, candidate, settings.to_dict() if settings is not None else None)
-    result.likely = [cause.to_dict() for cause in comparison_causes(result, facts)]
+    if not result.ok:  # a passing comparison has no likely causes (pita.likely.comparison_causes)
+        from pita.likely import comparison_causes, facts_of
+        from pita.settings import compare_settings
+
+        settings = compare_settings(reference.metadata, candidate.metadata)
+        facts = facts_of(reference, candidate, settings.to_dict() if settings is not None else None)
+        result.likely = [cause.to_dict() for cause in comparison_causes(result, facts)]
     return result
 
 
@@ -351,10 +358,12 @@ def compare_pairs(
     rules: Rules | None = None,
     reference64: Dump | None = None,
     distributions: bool = False,
+    progress: str = "compare",
 ) -> ComparisonResult:
     """Every aligned pair measured, without likely causes (trace names its own, from its walk);
     with `distributions`, also each float pair's ULP histogram and each failing pair's error map
-    (one more streaming pass per pair)."""
+    (one more streaming pass per pair). `progress`: the label of the progress line on a terminal
+    (pita.progress; trace passes its own)."""
     if not allow_input_mismatch:
         check_same_inputs(reference, candidate)
     reference, candidate = _as_compared(reference), _as_compared(candidate)
@@ -364,38 +373,23 @@ def compare_pairs(
     alignment = align(reference_tensors, candidate_tensors)
     exact_all = rules.apply(reference64.tensors, "reference")[0] if reference64 is not None else {}  # renamed as the reference is
     exact = float64_references(exact_all, reference_tensors, alignment.pairs)
-    share = update_share(reference.metadata)
-    context = diagnose.Context(batch_sizes={b for b in (reference.batch_size, candidate.batch_size) if b})
+    context = Context(batch_sizes={b for b in (reference.batch_size, candidate.batch_size) if b})
+    pairs = [_judged_pair(name, reference_tensors[name], candidate_tensors[name], tolerance, rules) for name in alignment.pairs]
+    if exact:
+        _judge_by_float64(pairs, tolerance, exact, exact_all, reference.metadata, progress)
+    measured = _measured(pairs)
     tensors, applied = [], {}
-    for name in alignment.pairs:
-        ours, theirs = reference_tensors[name], candidate_tensors[name]
-        own, source, note = tensor_tolerance(name, ours.dtype, theirs.dtype, tolerance, rules)
-        budget = None
-        if name in exact and ours.size == theirs.size:  # a shape conflict or a broadcast pair has no budget
-            budget = budget_of(exact[name], ours, update_floor_of(name, exact_all, share))
-            if source in ("", "dtype") and judged_by_float64(ours, theirs, exact[name]):
-                own, source, note = budget.tolerance(tolerance), "float64", ""
-        dtypes = "/".join(dict.fromkeys(dtype_name(d) or str(d) for d in (ours.dtype, theirs.dtype)))
-        key = (dtypes, source or "comparison", tolerance if source == "float64" else own)  # one entry for every budget
-        applied[key] = applied.get(key, 0) + 1
-        result = compare_tensor(name, ours, theirs, own, context)
-        if source:
-            result.tolerance = {"exact": "exact", "float64": f"float64 budget: atol={own.atol:.3g}"}.get(source, own.short())
-        if note:
-            result.notes.append(note)
-        if budget is not None:
-            result.float64 = float64_figures(budget, exact[name], theirs)
-            if source == "float64" and not result.ok and (moved := noise_moved(name, ours, theirs, own.atol, exact_all, reference_tensors)):
-                _excuse(result, "noise_moved", moved, f"within float32 noise: {moved} element(s) whose gradient cannot be told from zero "
-                        "moved by up to twice the update (Adam-type optimizers turn noise into steps of about lr)")
-        if not result.ok and not result.shape_conflict:
-            result.would_pass = (beyond_budget(result) if source == "float64" else
-                                 would_pass(result, own, in_rules_file=source == "rules"))
-        if distributions and not result.shape_conflict:
-            result.ulp_histogram, result.error_map = measure_distribution(*expanded(ours, theirs), error_map=not result.ok)
-        tensors.append(result)
+    with Progress(len(pairs), progress) as shown:
+        for pair in pairs:
+            shown.advance(pair.name)
+            key = (pair.dtypes, pair.source or "comparison", tolerance if pair.source == "float64" else pair.tolerance)  # one entry for every budget
+            applied[key] = applied.get(key, 0) + 1
+            tensors.append(_result(pair, measured.get(pair.name), context, exact, exact_all, reference_tensors, distributions))
     _excuse_after_noise(tensors)
-    diagnose.corroborate([t.diagnosis for t in tensors])
+    if any(t.diagnosis for t in tensors):
+        from pita import diagnose
+
+        diagnose.corroborate([t.diagnosis for t in tensors])
     return ComparisonResult(
         reference=f"{reference.source} ({reference.describe()})",
         candidate=f"{candidate.source} ({candidate.describe()})",
@@ -410,12 +404,99 @@ def compare_pairs(
     )
 
 
+@dataclass
+class _Pair:
+    """One aligned pair on its way through compare: the tensors, the tolerance it is judged by,
+    where that comes from (`tensor_tolerance`) and the note saying so; its float64 budget, if any;
+    its result, made before measuring (names, shapes, dtypes)."""
+
+    name: str
+    reference: object
+    candidate: object
+    tolerance: Tolerance
+    source: str
+    note: str
+    result: TensorResult
+    budget: object = None  # a pita.budget.Budget
+
+    @property
+    def dtypes(self) -> str:
+        """`F32`, or `F32/BF16` where the sides differ."""
+        return "/".join(dict.fromkeys((self.result.dtype, self.result.candidate_dtype)))
+
+    @property
+    def batched(self) -> bool:
+        """Measured with the others in one batch: every pair of equal size (not a shape conflict, not
+        a broadcast pair, whose expansion is made in memory only while that pair is measured)."""
+        return not self.result.shape_conflict and shape_relation(self.result.shape, self.result.candidate_shape) != BROADCAST
+
+
+def _judged_pair(name: str, reference, candidate, tolerance: Tolerance, rules: Rules) -> _Pair:
+    own, source, note = tensor_tolerance(name, reference.dtype, candidate.dtype, tolerance, rules)
+    return _Pair(name, reference, candidate, own, source, note, _new_result(name, reference, candidate))
+
+
+def _judge_by_float64(pairs: list[_Pair], tolerance: Tolerance, exact: dict, exact_all: dict, metadata: dict, progress: str) -> None:
+    """Each pair the float64 run holds gets its budget, and is judged by it where the tolerance is
+    not the rules file's and the dtypes allow (`pita.budget.judged_by_float64`)."""
+    from pita.budget import budget_of, judged_by_float64, update_floor_of, update_share
+
+    share = update_share(metadata)
+    with Progress(len(pairs), f"{progress} float64 budget") as shown:
+        for pair in pairs:
+            shown.advance(pair.name)
+            if pair.name in exact and pair.reference.size == pair.candidate.size:  # a shape conflict or a broadcast pair has no budget
+                pair.budget = budget_of(exact[pair.name], pair.reference, update_floor_of(pair.name, exact_all, share))
+                if pair.source in ("", "dtype") and judged_by_float64(pair.reference, pair.candidate, exact[pair.name]):
+                    pair.tolerance, pair.source, pair.note = pair.budget.tolerance(tolerance), "float64", ""
+
+
+def _measured(pairs: list[_Pair]) -> dict:
+    """The statistics of every batched pair, measured in one call (`pita.stats.measure_many`), by name."""
+    batch = [pair for pair in pairs if pair.batched]
+    found = measure_many([(pair.reference, pair.candidate) for pair in batch], [pair.tolerance for pair in batch])
+    return {pair.name: stats for pair, stats in zip(batch, found, strict=True)}
+
+
+def _result(pair: _Pair, stats, context: Context, exact: dict, exact_all: dict, reference_tensors: dict, distributions: bool) -> TensorResult:
+    """The pair's result: filled from its statistics (measured here for a broadcast pair), diagnosed
+    if it fails, with its float64 figures, what would let it pass and, if asked, its distributions."""
+    result, name, own = pair.result, pair.name, pair.tolerance
+    if not result.shape_conflict:
+        reference, candidate = expanded(pair.reference, pair.candidate)
+        stats = stats or measure(reference, candidate, own)
+        _fill(result, stats, reference, candidate)
+    if not result.ok:
+        from pita import diagnose
+
+        result.diagnosis = (diagnose.explain(pair.reference, pair.candidate, own, context, name=name) if result.shape_conflict else
+                            diagnose.explain(reference, candidate, own, context, stats, name=name))
+    if pair.source:
+        result.tolerance = {"exact": "exact", "float64": f"float64 budget: atol={own.atol:.3g}"}.get(pair.source, own.short())
+    if pair.note:
+        result.notes.append(pair.note)
+    if pair.budget is not None:
+        from pita.budget import float64_figures, noise_moved
+
+        result.float64 = float64_figures(pair.budget, exact[name], pair.candidate)
+        if pair.source == "float64" and not result.ok and (moved := noise_moved(name, pair.reference, pair.candidate, own.atol, exact_all,
+                                                                               reference_tensors)):
+            _excuse(result, "noise_moved", moved, f"within float32 noise: {moved} element(s) whose gradient cannot be told from zero "
+                    "moved by up to twice the update (Adam-type optimizers turn noise into steps of about lr)")
+    if not result.ok and not result.shape_conflict:
+        result.would_pass = beyond_budget(result) if pair.source == "float64" else would_pass(result, own, in_rules_file=pair.source == "rules")
+    if distributions and not result.shape_conflict:
+        from pita.distribution import measure_distribution
+
+        result.ulp_histogram, result.error_map = measure_distribution(reference, candidate, error_map=not result.ok)
+    return result
+
+
 def tensor_tolerance(name: str, reference_dtype, candidate_dtype, tolerance: Tolerance, rules: Rules) -> tuple[Tolerance, str, str]:
     """The tolerance one pair is compared with; where it comes from: '' (the comparison's own),
     'exact', 'rules' (a rules-file entry) or 'dtype' (the dtype's default); and the note saying so."""
-    by_dtype = tolerance.for_dtypes(reference_dtype, candidate_dtype)
+    by_dtype, names = _for_dtypes(tolerance, reference_dtype, candidate_dtype)
     own = rules.tolerance_for(name, by_dtype)
-    names = dict.fromkeys(dtype_name(d) for d in (reference_dtype, candidate_dtype))
     if compares_exactly(*names):
         return by_dtype, "exact", "integers and bools compare exactly: the rules file's tolerance does not apply to them" if own != by_dtype else ""
     if own != by_dtype:
@@ -423,6 +504,16 @@ def tensor_tolerance(name: str, reference_dtype, candidate_dtype, tolerance: Tol
     if own != tolerance:
         return own, "dtype", f"default tolerance for {' against '.join(names)} (torch.testing's): {own.formula()}"
     return own, "", ""
+
+
+@cache
+def _for_dtypes(tolerance: Tolerance, reference_dtype, candidate_dtype) -> tuple[Tolerance, dict]:
+    """The tolerance for a dtype pair, and the pair's dump names (as a dict's keys, each once):
+    the same for every pair of these dtypes, so worked out once."""
+    return tolerance.for_dtypes(reference_dtype, candidate_dtype), dict.fromkeys(_dtype_name(d) for d in (reference_dtype, candidate_dtype))
+
+
+_dtype_name = cache(dtype_name)
 
 
 def float64_references(renamed: dict, reference_tensors: dict, names: list[str]) -> dict:
@@ -454,6 +545,8 @@ def _excuse_after_noise(tensors: list[TensorResult]) -> None:
     moved = [t.name for t in tensors if t.float64 and t.float64.get("noise_moved")]
     if not moved:
         return
+    from pita.budget import NOISE_SPREAD, later_step
+
     for t in tensors:
         if not t.ok and t.float64 and later_step(t.name) and t.mismatched <= NOISE_SPREAD * t.n:
             _excuse(t, "after_noise", t.mismatched, f"not judged: {t.mismatched} element(s) beyond the budget after step 1 moved "
@@ -463,42 +556,42 @@ def _excuse_after_noise(tensors: list[TensorResult]) -> None:
 
 def beyond_budget(result: TensorResult) -> str:
     """Why no tolerance is suggested for a tensor judged by the float64 budget."""
+    from pita.budget import BUDGET_FACTOR, FLOOR_ULPS
+
     f = result.float64
     return (f"nothing: the float64 run allows |diff| <= {f['allowed']:.3g} here (pita.budget: {BUDGET_FACTOR:g} × the larger of the "
             f"reference's own error {f['reference_error']:.3g} and {FLOOR_ULPS:g} ULP of the tensor's largest value, {f['scale']:.3g}); "
             f"max|diff| is {result.max_abs_diff / f['allowed']:.3g}× that, beyond float32 noise")
 
 
-def compare_tensor(name: str, reference, candidate, tolerance: Tolerance, context: diagnose.Context) -> TensorResult:
-    """One pair measured, and diagnosed if it fails. Either side may be a `FileTensor` (read a
-    chunk or a sample at a time, never whole); shapes pair as `pita.align.shape_relation` says: a
-    pair whose shapes differ only in size-1 axes is compared flat, and one whose smaller side
-    broadcasts to the other's is compared after expanding it (`pita.align.expanded`, in memory)."""
-    for side, tensor in (("reference", reference), ("candidate", candidate)):
-        if dtype_name(tensor.dtype) is None:
+def _new_result(name: str, reference, candidate) -> TensorResult:
+    """A pair's result before it is measured: names, shapes, dtypes and the notes on them. Either
+    side may be a `FileTensor` (read a chunk or a sample at a time, never whole); shapes pair as
+    `pita.align.shape_relation` says: a pair whose shapes differ only in size-1 axes is compared
+    flat, and one whose smaller side broadcasts to the other's is compared after expanding it
+    (`pita.align.expanded`, in memory); a shape conflict fails unmeasured."""
+    names = [_dtype_name(tensor.dtype) for tensor in (reference, candidate)]
+    for side, tensor, dtype in zip(("reference", "candidate"), (reference, candidate), names):
+        if dtype is None:
             raise UsageError(f"{side} tensor {name!r} has dtype {tensor.dtype}, which no dump format holds")
     result = TensorResult(name=name, ok=True, n=int(reference.size), shape=list(reference.shape), candidate_shape=list(candidate.shape),
-                          dtype=dtype_name(reference.dtype), candidate_dtype=dtype_name(candidate.dtype))
+                          dtype=names[0], candidate_dtype=names[1])
     if result.dtype != result.candidate_dtype:
         result.notes.append(f"dtypes differ: reference {result.dtype}, candidate {result.candidate_dtype}")
     if note := shape_note(result.shape, result.candidate_shape):
         result.notes.append(note)
     if result.shape_conflict:
         result.ok = False
-        result.diagnosis = diagnose.explain(reference, candidate, tolerance, context, name=name)
-        return result
-    reference, candidate = expanded(reference, candidate)
-    result.n = int(reference.size)
-    stats = measure(reference, candidate, tolerance)
-    _fill(result, stats, reference, candidate)
-    if not result.ok:
-        result.diagnosis = diagnose.explain(reference, candidate, tolerance, context, stats, name=name)
+    elif shape_relation(result.shape, result.candidate_shape) == BROADCAST:
+        result.n = max(int(reference.size), int(candidate.size))  # as expanded
     return result
 
 
 def _fill(result: TensorResult, stats, reference, candidate) -> None:
     index = lambda flat: [int(i) for i in np.unravel_index(flat, reference.shape)]
-    values = lambda tensor, flat: widen(take(tensor, flat)).tolist()  # Python floats, ints or bools
+    # The worst element and the examples, read with one `take` a side (a `FileTensor` reads its file once).
+    wanted = ([stats.worst] if stats.worst >= 0 else []) + list(stats.examples)
+    ours, theirs = ([widen(take(tensor, wanted)).tolist() if wanted else [] for tensor in (reference, candidate)])  # Python floats, ints or bools
     result.mismatched = stats.mismatched
     result.ok = stats.mismatched == 0
     result.max_abs_diff, result.max_rel_diff = stats.max_abs_diff, stats.max_rel_diff
@@ -506,14 +599,14 @@ def _fill(result: TensorResult, stats, reference, candidate) -> None:
     result.nan_reference, result.nan_candidate = stats.nan_reference, stats.nan_candidate
     if stats.worst >= 0:
         result.worst_index = index(stats.worst)
-        [result.worst_reference], [result.worst_candidate] = values(reference, [stats.worst]), values(candidate, [stats.worst])
+        result.worst_reference, result.worst_candidate = ours.pop(0), theirs.pop(0)
         if math.isinf(stats.max_abs_diff) and any(isinstance(v, float) and math.isnan(v) for v in (result.worst_reference, result.worst_candidate)):
             result.max_abs_diff = math.nan  # |NaN - x| is NaN: undefined, not infinite (measure ranks it as inf)
     if stats.max_ulp_at >= 0:
         result.max_ulp_index = index(stats.max_ulp_at)
     result.examples = [
         {"index": index(i), "reference": r, "candidate": c}
-        for i, r, c in zip(stats.examples, values(reference, stats.examples), values(candidate, stats.examples))
+        for i, r, c in zip(stats.examples, ours, theirs, strict=True)
     ]
 
 
@@ -589,6 +682,8 @@ def _round_up(value: float, strictly: bool = False) -> str:
     `value` (above it, when `strictly`). Exact down to the smallest subnormal."""
     if math.isnan(value):
         return "nan"  # no number is at least NaN
+    from decimal import Decimal
+
     enough = (lambda text: float(text) > value) if strictly else (lambda text: float(text) >= value)
     text = f"{value:.3g}"
     shown = Decimal(text)

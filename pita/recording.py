@@ -9,12 +9,13 @@ another framework calls the builders and `check_metadata`; trace reads names wit
   `init/<path>` (as initialised, before loading: read by trace's load audit, never walked),
   `mask<k>/<module>` (the keep-mask, BOOL, of a random op (dropout) called inside that module in
   step k's forward, `#n` for its n-th call; read by trace to explain random ops and by the burn
-  crate to replay them, never walked). A buffer (`running_mean`) after step k is
+  crate to replay them, never walked), `gradnorm<k>/<path>` (the L2 norm of the parameter's
+  gradient in step k, 0-d, in the run's dtype: a light recording's per-step figure). A buffer (`running_mean`) after step k is
   `step<k>/<buffer path>`, listed in the metadata key `buffers`.
   `<path>` and `<module>` are PyTorch's (`named_parameters()`, `named_modules()`); k and n run
   from 1 to `MAX_NUMBER` (nine digits), with no leading zero.
 - Phases, in walk order: parameters (`param/`), forward (`act/`), loss (`loss/1`), backward
-  (`grad/`), step (`step<k>/`, `optim<k>/`, `loss/<k>` for k >= 2); a name outside the
+  (`grad/`), step (`step<k>/`, `optim<k>/`, `gradnorm<k>/`, `loss/<k>` for k >= 2); a name outside the
   convention is walked last, in `OTHER`.
 - Metadata: the recorder writes `RECORDER_KEYS` itself; user metadata may set none of them, nor
   `PROVENANCE_KEYS`, which every dump writer sets from what it knows (a dump that lies about its
@@ -44,9 +45,10 @@ PARAM, ACT, LOSS, GRAD, INIT = "param/", "act/", "loss/", "grad/", "init/"
 # `reference64` (the file name of the float64 run beside this recording), `masks_replayed` (how
 # many random masks the run took from a reference recording instead of its own generator),
 # `modules` (a JSON object: every module's kind and settings by its path) and `loss_fn` (the
-# loss's kind and settings, when it is a module), in the framework's own names (docs/settings.md)
+# loss's kind and settings, when it is a module), in the framework's own names (docs/settings.md),
+# and `every` (a light recording's checkpoint period k: `step<j>/` only for j a multiple of k, and N)
 RECORDER_KEYS = ("recording", "execution_order", "steps", "dtype", "no_grad", "densified",
-                 "buffers", "optimizer", "reference64", "masks_replayed", "modules", "loss_fn")
+                 "buffers", "optimizer", "reference64", "masks_replayed", "modules", "loss_fn", "every")
 PROVENANCE_KEYS = ("format", "framework", "framework_version")  # written by every dump writer itself
 
 _NUMBER = r"([1-9][0-9]{0,8})"
@@ -55,18 +57,19 @@ _LOSS = re.compile(LOSS + _NUMBER)
 _STEP = re.compile(r"step" + _NUMBER + r"/(.+)", re.DOTALL)
 _OPTIM = re.compile(r"optim" + _NUMBER + r"/(.+)/([^/]+)", re.DOTALL)
 _MASK = re.compile(r"mask" + _NUMBER + r"/(.+)", re.DOTALL)
-_PREFIX = re.compile(r"(param|act|loss|grad|init|step[0-9]+|optim[0-9]+|mask[0-9]+)/")
+_GRADNORM = re.compile(r"gradnorm" + _NUMBER + r"/(.+)", re.DOTALL)
+_PREFIX = re.compile(r"(param|act|loss|grad|init|step[0-9]+|optim[0-9]+|mask[0-9]+|gradnorm[0-9]+)/")
 
 
 @dataclass(frozen=True)
 class RecordedName:
     """What a recorded name says. `kind` is its prefix (`param`, `act`, `loss`, `grad`, `step`,
-    `optim`, `init`, `mask`); `phase` is one of `PHASES`, or None for `init/` and `mask<k>/` (not walked)."""
+    `optim`, `gradnorm`, `init`, `mask`); `phase` is one of `PHASES`, or None for `init/` and `mask<k>/` (not walked)."""
 
     kind: str
     phase: str | None
-    step: int | None = None  # k of loss/<k>, step<k>/, optim<k>/, mask<k>/
-    path: str | None = None  # the parameter path of param/, grad/, step<k>/, optim<k>/, init/
+    step: int | None = None  # k of loss/<k>, step<k>/, optim<k>/, gradnorm<k>/, mask<k>/
+    path: str | None = None  # the parameter path of param/, grad/, step<k>/, optim<k>/, gradnorm<k>/, init/
     module: str | None = None  # the module path of act/ and mask<k>/
     call: int | None = None  # act/ and mask<k>/: 1 for the first call, n for `#n`
     state: str | None = None  # optim<k>/: the optimizer's key (`exp_avg`)
@@ -113,6 +116,12 @@ def optim_name(k: int, path: str, state: str) -> str:
     return f"optim{k}/{path}/{state}"
 
 
+def gradnorm_name(k: int, path: str) -> str:
+    """`gradnorm<k>/<path>`: the L2 norm of the parameter's gradient in step k."""
+    check_step(k)
+    return f"gradnorm{k}/{path}"
+
+
 def init_name(path: str) -> str:
     return INIT + path
 
@@ -149,6 +158,8 @@ def parse(name: str) -> RecordedName | None:
         return RecordedName("loss", "loss" if k == 1 else "step", step=k)
     if found := _STEP.fullmatch(name):
         return RecordedName("step", "step", step=int(found[1]), path=found[2])
+    if found := _GRADNORM.fullmatch(name):
+        return RecordedName("gradnorm", "step", step=int(found[1]), path=found[2])
     if found := _OPTIM.fullmatch(name):
         return RecordedName("optim", "step", step=int(found[1]), path=found[2], state=found[3])
     return None

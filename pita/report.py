@@ -6,7 +6,6 @@ import json
 
 from pita.align import mapping_summary
 from pita.compare import ComparisonResult, TensorResult, shown_tolerance, tolerance_text
-from pita.likely import likely_lines
 from pita.stats import ULP_UNBOUNDED
 from pita.strict_json import spelt
 from pita.text import printable
@@ -27,7 +26,10 @@ def render_text(result: ComparisonResult) -> str:
     for tensor in result.tensors:
         lines.extend(tensor_lines(tensor))
     lines.append(verdict_line(result))
-    lines.extend(likely_lines(result.likely))
+    if result.likely:  # only a failing comparison has likely causes: pita.likely stays unloaded otherwise
+        from pita.likely import likely_lines
+
+        lines.extend(likely_lines(result.likely))
     return "\n".join(map(printable, lines)) + "\n"  # values from files on one line, without control characters
 
 

@@ -1,7 +1,8 @@
 """The statistics contract: what one pass over a tensor pair measures (`TensorStats`) and how
 each element pair is judged. Two implementations meet it, neither importing the other: numpy, a
-chunk at a time (`pita.stats_numpy`), and a compiled float32 kernel (`pita.stats_jit`); the oracle
-test (tests/test_stats_oracle.py) holds both to it, and `pita.stats.measure` picks one.
+chunk at a time (`pita.stats_numpy`), and the compiled kernel for same-dtype float pairs
+(`pita_kernel`, crates/pita-kernel, Rust); the oracle test (tests/test_stats_oracle.py) holds both
+to it, and `pita.stats.measure` / `measure_many` pick one.
 
 How an element pair is judged, in this order:
 

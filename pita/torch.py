@@ -26,17 +26,31 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from pita.errors import UsageError
-from pita.recording import RECORDING, act_name, check_metadata, check_step, grad_name, loss_name, optim_name, param_name, parse, step_name
+from pita.recording import (
+    RECORDING,
+    act_name,
+    check_metadata,
+    check_step,
+    grad_name,
+    gradnorm_name,
+    loss_name,
+    optim_name,
+    param_name,
+    parse,
+    step_name,
+)
+from pita.sharded_writer import DEFAULT_SHARD_BYTES, check_shard_bytes, index_path, remove_recording
 
 ACTIVATIONS = ("first", "none")
 # float64="auto" runs the float64 copy when its estimated need is under this share of the memory
 # available when it starts: the estimate is rough (it ignores the forward's temporaries).
 FLOAT64_MEMORY_SHARE = 0.5
 # The estimate: per parameter, a float64 value, its gradient and two optimizer-state tensors
-# (Adam's exp_avg and exp_avg_sq), and per recorded element 8 bytes twice: the float64
-# recording's own copy, and about as much for what autograd keeps of the forward.
+# (Adam's exp_avg and exp_avg_sq); per recorded activation element 8 bytes for what autograd keeps
+# of the forward; and per recorded element 8 bytes for the recording's own copy where it is held
+# until the end (a `.json` or `.npz` recording; a `.safetensors` one is streamed, one shard held).
 FLOAT64_BYTES_PER_PARAMETER = 4 * 8
-FLOAT64_BYTES_PER_RECORDED_ELEMENT = 2 * 8
+FLOAT64_BYTES_PER_RECORDED_ELEMENT = 8
 
 __all__ = ["RECORDING", "Recorder", "loss_settings", "module_settings", "record"]
 
@@ -52,10 +66,11 @@ def _torch():
 
 def record(model, inputs, targets, loss_fn: Callable, path: str | Path, optimizer=None, steps: int = 1, *, dtype=None,
            float64: bool | str = "auto", optimizer_state: bool = False, depth: int | None = None, include=None, exclude=None,
-           **metadata) -> Path:
+           every: int | None = None, shard_bytes: int = DEFAULT_SHARD_BYTES, **metadata) -> Path:
     """Runs `steps` training steps of `model` and writes their recording to `path` (`.safetensors`,
     with its JSON form beside it when small enough; `.json` or `.npz` also work), then, by
-    default, the same run in float64 to `<stem>-float64<suffix>` beside it. Returns the path.
+    default, the same run in float64 to `<stem>-float64<suffix>` beside it. Returns the path
+    written: `path`, or for a `.safetensors` recording larger than `shard_bytes` its index.
 
     Each step is `loss = loss_fn(model(*inputs), targets)`, `loss.backward()`, then
     `optimizer.step()`. Recorded: `param/*` before step 1, `act/*` of the first forward pass,
@@ -72,7 +87,8 @@ def record(model, inputs, targets, loss_fn: Callable, path: str | Path, optimize
       `lambda params: torch.optim.Adam(params, lr=1e-3)` called with `model.parameters()`, which
       must return an optimizer over those parameters (all or some).
     - Gradients are set to None before each step (`model.zero_grad(set_to_none=True)`), so
-      gradients left from before the call do not leak into `grad/*`.
+      gradients left from before the call do not leak into `grad/*`; where a float64 run
+      follows, they are set to None after the run too, before the float64 run allocates.
     - The model runs in the mode it is in (`train()` or `eval()`). Dropout's masks are recorded
       (they cannot be aligned by seeding: frameworks draw from different generators); the port
       replays them (docs/recording.md). `optimizer.step()` is called without a closure (for
@@ -97,6 +113,15 @@ def record(model, inputs, targets, loss_fn: Callable, path: str | Path, optimize
       not be recorded; it is not run when the run is float64 already. True with
       `dtype=torch.float64` is refused.
     - `depth`, `include`, `exclude`: which modules' outputs are recorded (`Recorder`'s).
+    - `shard_bytes` (default 256 MiB): a `.safetensors` recording is written while the run
+      goes, each tensor held on the host only until the tensors held would pass `shard_bytes`,
+      then written as a shard and freed (`pita.sharded_writer`): a recording larger than that is
+      `<stem>-00001.safetensors`, … and the index `<stem>.safetensors.index.json` (the path
+      returned; `read_dump(path)` finds it). `.json` and `.npz` recordings are held until the end.
+    - `every=k`: a light recording of a long run (docs/recording.md, "Long runs"): step 1 in
+      full, then for every step j `loss/<j>` and `gradnorm<j>/<path>` (the L2 norm of each
+      gradient), and `step<j>/` only for j a multiple of k and for j = `steps`; the metadata
+      key `every` holds k. Needs an optimizer.
     - `metadata`: extra metadata, written as strings (`experiment`, `input_sha256`, `batch_size`,
       which lets compare explain a factor equal to the batch size, …), in both recordings.
 
@@ -110,29 +135,39 @@ def record(model, inputs, targets, loss_fn: Callable, path: str | Path, optimize
 
     check_metadata(metadata)  # before the run, which trains `model`
     path = check_torch_dump_path(path)  # likewise: the writer's own checks, so a bad path costs no run
-    _check_run(steps, optimizer, optimizer_state)
+    _check_run(steps, optimizer, optimizer_state, every)
+    shard_bytes = check_shard_bytes(shard_bytes)
     dtype = None if dtype is None else _floating_dtype(torch, dtype)
     sibling = _float64_path(torch, path, float64, dtype, model)
     if sibling is not None:
         check_torch_dump_path(sibling)
     selection = {"depth": depth, "include": include, "exclude": exclude}
     _selected_modules(torch, model, **selection)
-    run = _Run(loss_fn, steps, optimizer_state, selection)
+    run = _Run(loss_fn, steps, optimizer_state, selection, every, shard_bytes)
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     twin = _Twin(torch, model, optimizer) if sibling is not None else None  # before the run trains `model`
-    masks, sibling = _record_run(torch, run, path, metadata, float64, sibling, *_prepared(torch, dtype, model, optimizer, inputs, targets))
+    written, masks, sibling = _record_run(torch, run, path, metadata, float64, sibling,
+                                          *_prepared(torch, dtype, model, optimizer, inputs, targets))
     if sibling is not None:
-        _record_float64(torch, run, twin.prepared(torch, model, optimizer, inputs, targets), masks, path, sibling, metadata)
-    return path
+        _record_float64(torch, run, twin.prepared(torch, model, optimizer, inputs, targets), masks, written, sibling, metadata)
+    return written
 
 
-def _check_run(steps, optimizer, optimizer_state) -> None:
+def _check_run(steps, optimizer, optimizer_state, every) -> None:
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise UsageError(f"steps must be a positive integer, got {steps!r}")
     if optimizer is None and steps != 1:
         raise UsageError(f"steps={steps} needs an optimizer: without one, record runs forward, loss and backward of one step only")
     if optimizer_state and optimizer is None:
         raise UsageError("optimizer_state=True needs an optimizer")
+    _check_every(every)
+    if every is not None and optimizer is None:
+        raise UsageError(f"every={every} needs an optimizer: a light recording follows a run of many optimizer steps")
+
+
+def _check_every(every) -> None:
+    if every is not None and (isinstance(every, bool) or not isinstance(every, int) or every < 1):
+        raise UsageError(f"every must be a positive integer (parameters are recorded after every k-th step), got {every!r}")
 
 
 @dataclass(frozen=True)
@@ -143,21 +178,43 @@ class _Run:
     steps: int
     optimizer_state: bool
     selection: dict
+    every: int | None
+    shard_bytes: int
 
-    def __call__(self, model, optimizer, inputs, targets, masks: dict | None = None) -> Recorder:
-        with Recorder(model, optimizer_state=self.optimizer_state, masks_from=masks, loss_fn=self.loss_fn, **self.selection) as recorder:
-            recorder.params()
-            for k in range(1, self.steps + 1):
-                model.zero_grad(set_to_none=True)
-                loss = self.loss_fn(model(*inputs), targets)
-                recorder.loss(k, loss)
-                loss.backward()
-                if k == 1:
-                    recorder.grads()
-                if optimizer is not None:
-                    optimizer.step()
-                    recorder.step(k, optimizer)
+    def __call__(self, model, optimizer, inputs, targets, path: Path, masks: dict | None = None, sharded: bool | None = None) -> Recorder:
+        """Runs and records; the recording is streamed to `path` (a `.safetensors` one), not yet closed."""
+        from pita.progress import Progress
+
+        stream = {"stream_to": path, "shard_bytes": self.shard_bytes, "sharded": sharded} if path.suffix == ".safetensors" else {}
+        recorder = Recorder(model, optimizer_state=self.optimizer_state, masks_from=masks, loss_fn=self.loss_fn, every=self.every,
+                            **stream, **self.selection)
+        try:
+            with recorder, Progress(self.steps, "record") as progress:
+                recorder.params()
+                for k in range(1, self.steps + 1):
+                    progress.advance(f"step {k}")
+                    self._step(recorder, k, model, optimizer, inputs, targets)
+        except BaseException:
+            recorder.abort()
+            raise
         return recorder
+
+    def _step(self, recorder: Recorder, k: int, model, optimizer, inputs, targets) -> None:
+        model.zero_grad(set_to_none=True)
+        loss = self.loss_fn(model(*inputs), targets)
+        recorder.loss(k, loss)
+        loss.backward()
+        if k == 1:
+            recorder.grads()
+        if self.every is not None:
+            recorder.grad_norms(k)
+        if optimizer is None:
+            return
+        optimizer.step()
+        if self.every is None or k == 1 or k % self.every == 0 or k == self.steps:
+            recorder.step(k, optimizer, state=self.every is None or k == 1)
+        else:
+            recorder.stepped(k)
 
 
 def _prepared(torch, dtype, model, optimizer, inputs, targets, *, copied=None, optimizer_state=None) -> tuple:
@@ -185,29 +242,42 @@ class _Twin:
         return _prepared(torch, torch.float64, model, optimizer, inputs, targets, copied=copied, optimizer_state=self.optimizer_state)
 
 
-def _record_run(torch, run: _Run, path: Path, metadata: dict, float64, sibling: Path | None, *prepared) -> tuple[dict, Path | None]:
-    """Runs and writes the recording; returns its masks and the float64 sibling's path (None
-    where no float64 run follows). Everything else the run held is freed on return."""
-    recorder = run(*prepared)
-    if sibling is not None and float64 == "auto" and (reason := _no_float64_reason(torch, recorder, prepared[0])):
-        print(f"pita.torch.record: no float64 run beside {path.name}: {reason} (float64=True runs it anyway)", file=sys.stderr)
-        sibling = None
-    unreplayable = sibling is not None and recorder.dropouts.unrecorded  # float64=True: its masks cannot be the run's
-    recorder._write(path, metadata, reference64=None if unreplayable else sibling)
-    if unreplayable:
-        raise UsageError(f"{path} is written, without its float64 run: {_unrecorded(recorder)}, so a float64 run could not draw the same masks")
-    return recorder.masks(), sibling
-
-
-def _record_float64(torch, run: _Run, prepared: tuple, masks: dict, path: Path, sibling: Path, metadata: dict) -> None:
-    """The float64 run, written to `sibling`. An earlier file there is removed first: the
-    recording just written names `sibling`, and must not be paired with another run's."""
-    gc.collect()  # the run's Recorder and its dropout capture refer to each other: free its tensors before this run allocates
-    _remove_written(sibling)
+def _record_run(torch, run: _Run, path: Path, metadata: dict, float64, sibling: Path | None, *prepared) -> tuple[Path, dict, tuple | None]:
+    """Runs and writes the recording; returns the path written, its masks, and where the float64
+    run goes: (its path, whether it is sharded), None where none follows. The float64 run's form
+    is decided now, from the run's bytes in float64, so that `reference64` names its file as it
+    will be written. Everything else the run held is freed on return, and so are the gradients
+    the run left on the model when a float64 run follows."""
+    recorder = run(*prepared, path=path)
     try:
-        run(*prepared, masks=masks or None)._write(sibling, metadata)
+        if sibling is not None and float64 == "auto" and (reason := _no_float64_reason(torch, recorder, prepared[0])):
+            print(f"pita.torch.record: no float64 run beside {path.name}: {reason} (float64=True runs it anyway)", file=sys.stderr)
+            sibling = None
+        unreplayable = sibling is not None and recorder.dropouts.unrecorded  # float64=True: its masks cannot be the run's
+        sharded = sibling is not None and sibling.suffix == ".safetensors" and recorder.bytes64 > run.shard_bytes
+        reference64 = None if sibling is None or unreplayable else index_path(sibling) if sharded else sibling
+        written = recorder._write(path, metadata, reference64=reference64)
+    except BaseException:
+        recorder.abort()
+        raise
+    if unreplayable:
+        raise UsageError(f"{written} is written, without its float64 run: {_unrecorded(recorder)}, so a float64 run could not draw the same masks")
+    if sibling is not None:
+        prepared[0].zero_grad(set_to_none=True)  # the float64 run must not sit beside this run's gradients
+    return written, recorder.masks(), None if sibling is None else (sibling, sharded)
+
+
+def _record_float64(torch, run: _Run, prepared: tuple, masks: dict, written: Path, plan: tuple, metadata: dict) -> None:
+    """The float64 run, written to `plan`'s path (sharded or not, as `reference64` says). An
+    earlier recording there is removed first: the recording just written names it, and must not
+    be paired with another run's."""
+    sibling, sharded = plan
+    gc.collect()  # the run's Recorder and its dropout capture refer to each other: free its tensors before this run allocates
+    remove_recording(sibling)
+    try:
+        run(*prepared, path=sibling, masks=masks or None, sharded=sharded)._write(sibling, metadata)
     except BaseException as error:
-        error.add_note(f"pita.torch.record: {path} is written; its float64 run, which its reference64 names, failed "
+        error.add_note(f"pita.torch.record: {written} is written; its float64 run, which its reference64 names, failed "
                        f"and {sibling.name} is not written (record with float64=False to skip it)")
         raise
 
@@ -228,7 +298,8 @@ def _no_float64_reason(torch, recorder: Recorder, model) -> str | None:
     if recorder.dropouts.unrecorded:
         return _unrecorded(recorder)
     parameters = sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
-    need = FLOAT64_BYTES_PER_PARAMETER * parameters + FLOAT64_BYTES_PER_RECORDED_ELEMENT * sum(t.numel() for t in recorder.tensors.values())
+    held = recorder.activation_elements + (0 if recorder.streamed else recorder.recorded_elements)
+    need = FLOAT64_BYTES_PER_PARAMETER * parameters + FLOAT64_BYTES_PER_RECORDED_ELEMENT * held
     available = _available_memory(torch, _device(torch, model))
     if available is not None and need >= FLOAT64_MEMORY_SHARE * available:
         return f"it needs about {need / 2**30:.2f} GiB, not under {FLOAT64_MEMORY_SHARE:g} of the {available / 2**30:.2f} GiB available"
@@ -254,13 +325,6 @@ def _available_memory(torch, device) -> int | None:
     except (OSError, ValueError, IndexError):
         pass
     return None
-
-
-def _remove_written(path: Path) -> None:
-    """Removes a dump written at `path` earlier, and its JSON form beside a `.safetensors` file."""
-    for file in (path, path.with_suffix(".json")) if path.suffix.lower() == ".safetensors" else (path,):
-        if file.is_file():
-            file.unlink()
 
 
 class Recorder:
@@ -325,14 +389,24 @@ class Recorder:
       mapping of names to BOOL tensors; its `mask<k>/` names are used, the rest is ignored.
     - `loss_fn`: the loss, whose settings (`reduction`, `ignore_index`, `label_smoothing`,
       `weight`, …) are written as the `loss_fn` metadata when it is a `torch.nn.Module`.
+    - `every`: written as the `every` metadata (a light recording: docs/recording.md); dropout
+      masks are recorded in step 1 only.
+    - `stream_to` (a `.safetensors` path): each tensor goes to a `pita.sharded_writer.ShardedWriter`
+      as it is recorded, held only until the tensors held would pass `shard_bytes`, then written
+      as a shard; `finish(**metadata)` closes the recording (the one file, or shards and index;
+      `sharded=True` always the index form) and returns the path written; leaving the context on
+      an exception, or `abort()`, removes what was written. Without it, tensors are held in
+      `tensors` until `write(path)`.
 
     Every module's settings are written as the `modules` metadata (`module_settings`), and
     trace compares them before any tensor (docs/settings.md).
     """
 
     def __init__(self, model, *, activations: str = "first", optimizer_state: bool = False, depth: int | None = None, include=None,
-                 exclude=None, masks_from=None, loss_fn=None):
+                 exclude=None, masks_from=None, loss_fn=None, every: int | None = None, stream_to: str | Path | None = None,
+                 shard_bytes: int = DEFAULT_SHARD_BYTES, sharded: bool | None = None):
         torch = _torch()
+        from pita.torch_dump import streamed_writer
         from pita.torch_masks import Dropouts, masks_to_replay
 
         if not isinstance(model, torch.nn.Module):
@@ -345,14 +419,22 @@ class Recorder:
         self.loss_fn = loss_fn  # its settings are written (metadata `loss_fn`) when it is a module
         self.activations = activations
         self.optimizer_state = optimizer_state
-        self.tensors: dict = {}  # name -> the recorded tensor (detached, on the host)
+        self.tensors: dict = {}  # name -> the recorded tensor (detached, on the host); empty when streamed
+        self._masks: dict = {}  # the mask<k>/ tensors, kept for `masks()` also when streamed
+        self._names: set[str] = set()
+        self.recorded_elements = 0
+        self.activation_elements = 0
+        self.bytes64 = 0  # the recording's bytes were its floating tensors float64: the float64 run's size
+        self.every = every
+        _check_every(every)
+        self._writer = None if stream_to is None else streamed_writer(Path(stream_to), check_shard_bytes(shard_bytes), sharded, RECORDING)
         self.execution_order: list[str] = []  # the act/ names, in the order their calls ended
         self.no_grad: list[str] = []  # parameters grads() found without a gradient
         self.densified: list[str] = []  # names recorded from a sparse tensor, as dense
         self.buffers: list[str] = []  # the buffer paths step() records
         self.steps: set[int] = set()
         self.dropouts = Dropouts(torch, where=self._innermost, step=lambda: self._forward_step, keep=self._keep,
-                                 replay=masks_to_replay(torch, masks_from))
+                                 replay=masks_to_replay(torch, masks_from), last_step=None if every is None else 1)
         self._selected = _selected_modules(torch, model, depth, include, exclude)
         self._optimizer: str | None = None  # the optimizer's settings, as the `optimizer` metadata key holds them
         self._forward_step = 1  # k of the step whose forward runs now
@@ -380,8 +462,20 @@ class Recorder:
         self._listening = self.activations == "first" and not self._pass_over
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, exc_type, *exc_info) -> None:
         self._remove_hooks()
+        if exc_type is not None:
+            self.abort()
+
+    @property
+    def streamed(self) -> bool:
+        """Whether tensors go to disk as they are recorded (`stream_to`) instead of being held until `write`."""
+        return self._writer is not None
+
+    def abort(self) -> None:
+        """Removes what a streamed recording has written so far; nothing of it is left."""
+        if self._writer is not None:
+            self._writer.abort()
 
     def _remove_hooks(self) -> None:
         self._listening = False
@@ -424,6 +518,7 @@ class Recorder:
         self._calls[name] = n
         key = act_name(name, n)
         self._keep(key, tensor)
+        self.activation_elements += tensor.numel()
         self.execution_order.append(key)
 
     # --- what is recorded ---------------------------------------------------------------------
@@ -456,7 +551,25 @@ class Recorder:
             else:
                 self._keep(grad_name(name), parameter.grad)
 
-    def step(self, k: int, optimizer=None) -> None:
+    def grad_norms(self, k: int) -> None:
+        """`gradnorm<k>/<path>`: the L2 norm of every parameter's gradient in step k
+        (`torch.linalg.vector_norm`, 0-d, in the gradient's dtype); parameters without one are skipped."""
+        torch = _torch()
+        self._end_forward()
+        for name, parameter in self.model.named_parameters():
+            if parameter.grad is not None:
+                gradient = parameter.grad.to_dense() if parameter.grad.layout != torch.strided else parameter.grad
+                self._keep(gradnorm_name(k, name), torch.linalg.vector_norm(gradient))
+
+    def stepped(self, k: int) -> None:
+        """Optimizer step k happened and nothing of it is recorded after it (a light recording's
+        step between checkpoints): counted in `steps`; dropout masks drawn next belong to step k + 1."""
+        self._end_forward()
+        check_step(k)
+        self.steps.add(k)
+        self._forward_step = max(self._forward_step, k + 1)
+
+    def step(self, k: int, optimizer=None, *, state: bool = True) -> None:
         """`step<k>/<path>`: every parameter, and every persistent floating buffer (BatchNorm's
         `running_mean`, `running_var`; listed in the `buffers` metadata key), after optimizer
         step k. The first call given an optimizer stores its settings in the `optimizer` metadata
@@ -464,11 +577,12 @@ class Recorder:
         parameter's shape that the optimizer keeps for it, by its key in `optimizer.state`
         (`exp_avg`, `exp_avg_sq` for Adam, `momentum_buffer` for SGD with momentum). Counters
         such as Adam's `step` (0-d) are not recorded: burn keeps them as plain integers, so they
-        would be one-sided names. Dropout masks drawn after it belong to step k + 1."""
+        would be one-sided names. `state=False` leaves the optimizer's state out this step (a light
+        recording's later checkpoints). Dropout masks drawn after it belong to step k + 1."""
         torch = _torch()
         self._end_forward()
         check_step(k)
-        if self.optimizer_state and optimizer is None:
+        if self.optimizer_state and state and optimizer is None:
             raise UsageError(f"step({k}): this Recorder records the optimizer's state; pass the optimizer")
         for name, parameter in self.model.named_parameters():
             self._keep(step_name(k, name), parameter)
@@ -476,7 +590,7 @@ class Recorder:
         for name, buffer in buffers:
             self._keep(step_name(k, name), buffer)
         self.buffers = [name for name, _ in buffers]
-        if self.optimizer_state:
+        if self.optimizer_state and state:
             for name, parameter in self.model.named_parameters():
                 for key, value in optimizer.state.get(parameter, {}).items():
                     if isinstance(value, torch.Tensor) and value.shape == parameter.shape:
@@ -488,7 +602,14 @@ class Recorder:
 
     def masks(self) -> dict:
         """The keep-masks recorded (or replayed) so far, by name: what `masks_from` takes."""
-        return {name: tensor for name, tensor in self.tensors.items() if (parsed := parse(name)) is not None and parsed.kind == "mask"}
+        return dict(self._masks)
+
+    def finish(self, **metadata) -> Path:
+        """Closes a streamed recording (`stream_to`): writes what is held and the index (or the
+        one file) with the metadata `write` writes; returns the path written."""
+        if self._writer is None:
+            raise UsageError("finish() closes a recording streamed to a path (Recorder(..., stream_to=path)); call write(path)")
+        return self._write(self._writer.path, metadata)
 
     def write(self, path: str | Path, **metadata) -> Path:
         """Writes the recording with `pita.torch_dump.write_torch_dump` (atomically; the JSON form
@@ -499,6 +620,8 @@ class Recorder:
         was, `optimizer` when `step` was given one, `masks_replayed` when a mask was replayed, and
         `metadata` (strings; the recorder's own keys and the provenance keys,
         `pita.recording.RECORDER_KEYS` and `PROVENANCE_KEYS`, are refused)."""
+        if self._writer is not None:
+            raise UsageError(f"this Recorder streams to {self._writer.path}: close it with finish()")
         return self._write(path, metadata)
 
     def _write(self, path: str | Path, metadata: dict, *, reference64: Path | None = None) -> Path:
@@ -518,8 +641,12 @@ class Recorder:
             own["reference64"] = reference64.name
         if self.dropouts.replayed:
             own["masks_replayed"] = str(self.dropouts.replayed)
+        if self.every is not None:
+            own["every"] = str(self.every)
         if self._devices:
             own["backend"] = ", ".join(sorted(self._devices))
+        if self._writer is not None:
+            return self._writer.close({**self._writer.shard_metadata, "backend": "cpu", **own, **metadata})
         return write_torch_dump(path, self.tensors, **{**own, **metadata})
 
     def _end_forward(self) -> None:
@@ -527,7 +654,7 @@ class Recorder:
         self._pass_over = True
 
     def _keep(self, name: str, tensor) -> None:
-        if name in self.tensors:
+        if name in self._names:
             raise UsageError(f"{name} is already recorded")
         if tensor.is_nested:
             raise UsageError(f"{name}: a nested tensor, which a recording cannot hold (a dump holds dense tensors)")
@@ -536,7 +663,24 @@ class Recorder:
         if tensor.layout != _torch().strided:  # a sparse gradient (nn.Embedding(sparse=True)), a sparse activation
             tensor = tensor.to_dense()
             self.densified.append(name)
-        self.tensors[name] = tensor.to("cpu", copy=True)
+        self._names.add(name)
+        self.recorded_elements += tensor.numel()
+        self.bytes64 += tensor.numel() * 8 if tensor.is_floating_point() else tensor.nbytes
+        mask = (parsed := parse(name)) is not None and parsed.kind == "mask"
+        if self._writer is not None and not mask and tensor.device.type == "cpu" and self._writer.writes_at_once(tensor.nbytes):
+            from pita.torch_dump import as_numpy
+
+            self._writer.add(name, as_numpy(name, tensor), at_once=True)  # written now, from its own memory: no copy of the largest tensors
+            return
+        tensor = tensor.to("cpu", copy=True)
+        if mask:
+            self._masks[name] = tensor
+        if self._writer is None:
+            self.tensors[name] = tensor
+        else:
+            from pita.torch_dump import as_numpy
+
+            self._writer.add(name, as_numpy(name, tensor))
 
 
 # --- helpers -----------------------------------------------------------------------------------

@@ -34,12 +34,39 @@ def write_torch_dump(path: str | Path, tensors: dict, **metadata) -> Path:
 
     arrays = {name: _as_numpy(torch, name, tensor) for name, tensor in tensors.items()}
     devices = sorted({str(tensor.device) for tensor in tensors.values()}) or ["cpu"]
-    provenance = {"format": FORMAT, "framework": "torch", "framework_version": torch.__version__, "backend": ", ".join(devices)}
-    dump = Dump(tensors=arrays, metadata={**provenance, **{k: str(v) for k, v in metadata.items()}})
+    own = {**provenance(torch), "backend": ", ".join(devices)}
+    dump = Dump(tensors=arrays, metadata={**own, **{k: str(v) for k, v in metadata.items()}})
     path = write_dump(dump, path)
     if path.suffix.lower() == ".safetensors":
         _write_twin(dump, path, sum(array.size for array in arrays.values()))
     return path
+
+
+def provenance(torch) -> dict[str, str]:
+    """The provenance keys a torch dump's writer sets itself."""
+    return {"format": FORMAT, "framework": "torch", "framework_version": torch.__version__}
+
+
+def streamed_writer(path: Path, shard_bytes: int, sharded: bool | None, recording: str):
+    """A `pita.sharded_writer.ShardedWriter` for a recording of torch tensors at `path`: shards
+    carry the provenance and `recording`; a recording within one shard gets its JSON form beside
+    it, as `write_torch_dump` writes it."""
+    import torch
+
+    from pita.sharded_writer import ShardedWriter
+
+    def twin(dump: Dump, written: Path) -> None:
+        _write_twin(dump, written, sum(array.size for array in dump.tensors.values()))
+
+    return ShardedWriter(path, shard_bytes=shard_bytes, sharded=sharded, shard_metadata={**provenance(torch), "recording": recording},
+                         after_single=twin)
+
+
+def as_numpy(name: str, tensor) -> np.ndarray:
+    """A host tensor's values as a numpy array (`_as_numpy`), for a streamed recording."""
+    import torch
+
+    return _as_numpy(torch, name, tensor)
 
 
 def check_torch_dump_path(path: str | Path) -> Path:

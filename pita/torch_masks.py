@@ -31,15 +31,18 @@ class Dropouts:
       None outside the model;
     - `step()`: k, the step whose forward runs;
     - `keep(name, mask)`: records a mask (a BOOL tensor, True = kept);
-    - `replay`: mask name -> BOOL tensor, the masks to apply instead of drawing; None to draw.
+    - `replay`: mask name -> BOOL tensor, the masks to apply instead of drawing; None to draw;
+    - `last_step`: calls in later steps are neither recorded nor replayed (warned once): a light recording.
     """
 
-    def __init__(self, torch, *, where: Callable[[], str | None], step: Callable[[], int], keep: Callable, replay: dict | None = None):
+    def __init__(self, torch, *, where: Callable[[], str | None], step: Callable[[], int], keep: Callable, replay: dict | None = None,
+                 last_step: int | None = None):
         self._torch = torch
         self._where = where
         self._step = step
         self._keep = keep
         self._replay = replay
+        self._last_step = last_step  # masks of later steps are neither recorded nor replayed (a light recording)
         self._calls: dict[tuple[int, str], int] = {}  # (k, module) -> its dropout calls in step k so far
         self._originals: tuple | None = None  # (dropout, scaled_dot_product_attention) as they were
         self._warned: set[str] = set()
@@ -80,6 +83,11 @@ class Dropouts:
                                           "make it an nn.Dropout submodule")
             return original(input, p, training, inplace)
         k = self._step()
+        if self._last_step is not None and k > self._last_step:
+            self._not_recorded("light", f"a light recording (every=...) records dropout masks of step {self._last_step} only: "
+                                        f"step {k}'s are neither recorded nor replayed, so no port can draw them; "
+                                        "for a long run, turn dropout off (model.eval(), or p=0)")
+            return original(input, p, training, inplace)
         n = self._calls[(k, module)] = self._calls.get((k, module), 0) + 1
         name = mask_name(k, module, n)
         if self._replay is not None:

@@ -41,11 +41,13 @@ from __future__ import annotations
 
 import bisect
 import json
+import math
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
 from pita.align import mapping_summary, suggest_renames
+from pita.budget import BUDGET_FACTOR, update_share
 from pita.compare import (
     AppliedTolerance,
     ComparisonResult,
@@ -246,6 +248,97 @@ class LoadAudit:
     still_initial: list[str]  # mismatching parameters the load never reached
 
 
+@dataclass(frozen=True)
+class Walked:
+    """One name of the walk as the HTML page draws it: its phase, how it compared, its largest
+    |diff| and, judged by a float64 run, the most its budget allowed."""
+
+    name: str
+    phase: str
+    status: str  # ok, mismatch, missing, extra
+    max_abs_diff: float | None
+    allowed: float | None
+
+    @classmethod
+    def of(cls, entry: Entry) -> Walked:
+        tensor = entry.result
+        allowed = tensor.float64["allowed"] if tensor is not None and tensor.float64 else None
+        return cls(entry.name, entry.phase, entry.status, tensor.max_abs_diff if tensor is not None else None, allowed)
+
+    @property
+    def ratio(self) -> float | None:
+        """|diff| as a share of the budget (1: at its edge); None without a budget."""
+        return share_of_budget(self.max_abs_diff, self.allowed)
+
+
+def share_of_budget(max_abs_diff: float | None, allowed: float | None) -> float | None:
+    """`max_abs_diff / allowed`, the error relative to the float64 budget; None without a budget
+    (or a difference); inf for a difference where the budget allows none, or a NaN."""
+    if allowed is None or max_abs_diff is None:
+        return None
+    if math.isnan(max_abs_diff):
+        return math.inf
+    if allowed == 0:
+        return 0.0 if max_abs_diff == 0 else math.inf
+    return max_abs_diff / allowed
+
+
+@dataclass
+class StepError:
+    """One kind of tensor at one step of a long run (the loss, the gradient norms, the parameters
+    at a checkpoint): the one furthest from the reference relative to its budget (by |diff|
+    without a float64 run), and how many of the kind left their budget."""
+
+    name: str
+    max_abs_diff: float
+    allowed: float | None  # the float64 budget's bound for `name`; None when judged by the tolerance
+    compared: int
+    beyond: int  # how many of the kind at this step are beyond their budget (or tolerance)
+    reference: float | None = None  # the loss's value on each side (None for the other kinds)
+    candidate: float | None = None
+
+    @property
+    def ratio(self) -> float | None:
+        return share_of_budget(self.max_abs_diff, self.allowed)
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "ratio": self.ratio}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> StepError:
+        values = {key: data[key] for key in ("name", "compared", "beyond")}
+        return cls(**values, **{key: unspelt(data[key]) for key in ("max_abs_diff", "allowed", "reference", "candidate")})
+
+
+@dataclass
+class StepRow:
+    """One recorded step of a long run: the loss, the largest gradient-norm difference and, at a
+    checkpoint (a step whose parameters were recorded), the parameters' and buffers'."""
+
+    step: int
+    loss: StepError | None
+    gradnorm: StepError | None
+    params: StepError | None
+
+    @property
+    def within_budget(self) -> bool:
+        return all(part.beyond == 0 for _, part in self.parts() if part is not None)
+
+    def to_dict(self) -> dict:
+        return {"step": self.step, **{kind: part.to_dict() if part is not None else None for kind, part in self.parts()},
+                "within_budget": self.within_budget}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> StepRow:
+        return cls(data["step"], *(StepError.from_dict(data[kind]) if data[kind] is not None else None for kind in STEP_KINDS))
+
+    def parts(self) -> list[tuple[str, StepError | None]]:
+        return [(kind, getattr(self, kind)) for kind in STEP_KINDS]
+
+
+STEP_KINDS = ("loss", "gradnorm", "params")
+
+
 @dataclass
 class TraceResult:
     PLATFORM = PlatformFields(free=frozenset({"mismatched"}))  # how many tensors mismatch at rounding level; its tensor: TensorResult's
@@ -270,14 +363,23 @@ class TraceResult:
     buffers: list[str] = field(default_factory=list)  # the reference's buffer paths (metadata `buffers`)
     previous_activation: str | None = None  # the activation compared just before a forward first divergence, if any
     likely: list[dict] = field(default_factory=list)  # the catalog's pitfalls that fit (pita.likely): {id, title, chapter, fix, evidence}
+    steps: list[StepRow] = field(default_factory=list)  # a long run's steps section (a light recording, metadata `every`); else none
+    every: int | None = None  # the reference's `every`: parameters recorded every so many steps
     verbose: bool = False  # the text lists every mapping (not part of the JSON)
+    walked: list[Walked] = field(default_factory=list)  # every name of the walk, in its order, for the HTML page (not part of the JSON)
 
     @property
     def ok(self) -> bool:
         """Nothing diverged, no gap, the settings agree, and something beyond the
         parameters was compared: loaded parameters alone say nothing of what the candidate
         computes, and nothing compared is never OK."""
-        return self.clean and self.checked and not self.setting_differences
+        return self.clean and self.checked and not self.setting_differences  # a step beyond its budget is a mismatch: not clean
+
+    @property
+    def first_step_beyond_budget(self) -> int | None:
+        """A long run's first step at which a tensor leaves its float64 budget (or the tolerance,
+        without a float64 run); None when none does, or for a recording without a steps section."""
+        return next((row.step for row in self.steps if not row.within_budget), None)
 
     @property
     def clean(self) -> bool:
@@ -329,6 +431,9 @@ class TraceResult:
             "buffers": self.buffers,
             "previous_activation": self.previous_activation,
             "likely": self.likely,
+            # a long run's only, so that the JSON of a recording without `every` stays what it was
+            **({"every": self.every, "steps": [row.to_dict() for row in self.steps],
+                "first_step_beyond_budget": self.first_step_beyond_budget} if self.steps else {}),
         }
 
     @classmethod
@@ -346,7 +451,8 @@ class TraceResult:
                    random_masks=data.get("random_masks"), noise_gradients=data.get("noise_gradients", []),
                    rule_tolerances=data.get("rule_tolerances", []), suggested_renames=data.get("suggested_renames", []),
                    buffers=data.get("buffers", []), previous_activation=data.get("previous_activation"),
-                   likely=data.get("likely", []))
+                   likely=data.get("likely", []), steps=[StepRow.from_dict(row) for row in data.get("steps", [])],
+                   every=data.get("every"))
 
 
 def trace_dumps(reference: Dump, candidate: Dump, tolerance: Tolerance | None = None, rules: Rules | None = None, *,
@@ -365,10 +471,13 @@ def trace_dumps(reference: Dump, candidate: Dump, tolerance: Tolerance | None = 
     if any(name.startswith(INIT) for name in reference.tensors):
         notes.append("reference: init/ tensors are not compared (the load audit reads the candidate's)")
     masks = {name for name in reference.tensors if (recorded := parse(name)) is not None and recorded.kind == "mask"}
+    every = _every(reference)
     comparison = compare_pairs(_walked(reference), _walked(candidate), tolerance,
                                allow_input_mismatch=allow_input_mismatch, rules=rules,
-                               reference64=_walked(reference64) if reference64 is not None else None)
+                               reference64=_walked(reference64) if reference64 is not None else None, progress="trace")
     notes += comparison.notes + _dtype_note(comparison)
+    if every is not None and reference64 is not None:
+        _allow_drift(comparison.tensors, reference, reference64)
     order, order_notes = _execution_order(reference, rules, comparison)
     notes += order_notes
     walk = _Walk(order, _buffer_paths(reference))
@@ -401,7 +510,10 @@ def trace_dumps(reference: Dump, candidate: Dump, tolerance: Tolerance | None = 
                          settings=settings.to_dict() if settings is not None else None, verbose=verbose,
                          rule_tolerances=rules.tolerance_texts([t.name for t in comparison.tensors]),
                          suggested_renames=suggest_renames(comparison.missing, comparison.extra, [t.name for t in comparison.tensors]),
-                         buffers=walk.buffers)
+                         buffers=walk.buffers, walked=[Walked.of(e) for e in entries])
+    result.every = every
+    if every is not None:
+        result.steps = _steps(entries, reference, candidate)
     if first is not None:
         _explain_first(result, first, entries, masks, reference, candidate)
         if first.phase == "forward":
@@ -412,6 +524,108 @@ def trace_dumps(reference: Dump, candidate: Dump, tolerance: Tolerance | None = 
     result.verdict = _verdict(result)
     result.likely = [c.to_dict() for c in trace_causes(result, facts_of(reference, candidate), matched_names(comparison.tensors))]
     return result
+
+
+# --- long runs ---------------------------------------------------------------------------------
+
+
+def _allow_drift(tensors: list[TensorResult], reference: Dump, reference64: Dump) -> None:
+    """A long run's loss and gradient norms after step 1, judged with the drift its optimizer's
+    float32 settings leave (pita.budget's `update_share`: burn holds beta_2 = 0.999 as
+    0.99900001287, which moves every update by 1.3e-5 of itself): each scalar's floor is at least
+    that share of the truth's total variation so far (the sum of |value_j - value_j-1| over the
+    recorded steps j <= k). One scalar's own error against the float64 run is one sample, often far
+    below what the run's float32 noise makes of it; the parameters keep their own floor (the update
+    since the last checkpoint). On the GRU port over 100 steps of AdamW, the correct port's worst
+    scalar is then 0.12x its budget (12x without), and a learning rate one step late is 28x beyond
+    it at the first step it shows."""
+    share = update_share(reference.metadata)
+    variation = _variation(reference64)
+    for tensor in tensors:
+        figures = tensor.float64
+        if tensor.name not in variation or not figures or not (tensor.tolerance or "").startswith("float64 budget") or tensor.n != 1:
+            continue
+        floor = max(figures["floor"], share * variation[tensor.name])
+        allowed = BUDGET_FACTOR * max(figures["reference_error"], floor)
+        if allowed <= figures["allowed"]:
+            continue
+        figures.update(floor=floor, allowed=allowed)
+        tensor.tolerance = f"float64 budget: atol={allowed:.3g}"
+        if not tensor.ok and tensor.max_abs_diff <= allowed:
+            tensor.ok, tensor.mismatched, tensor.would_pass, tensor.diagnosis = True, 0, "", []
+            tensor.notes.append(f"within the drift of a long run: the optimizer's float32 settings move each update by {share:.2g} of "
+                                f"itself, {share * variation[tensor.name]:.3g} over this value's course so far")
+
+
+def _variation(reference64: Dump) -> dict[str, float]:
+    """For each `loss/<k>` and `gradnorm<k>/<path>` (k >= 2) of the float64 run: the total
+    variation of its series (the loss, or one parameter's gradient norm) up to step k."""
+    series: dict[tuple, list[tuple[int, str]]] = {}
+    for name in reference64.tensors:
+        recorded = parse(name)
+        if recorded is not None and recorded.kind in ("loss", "gradnorm"):
+            series.setdefault((recorded.kind, recorded.path), []).append((recorded.step, name))
+    variation = {}
+    for members in series.values():
+        total, previous = 0.0, None
+        for _, name in sorted(members):
+            value = _scalar(reference64.tensors[name])
+            if value is None:
+                break
+            if previous is not None:
+                total += abs(value - previous)
+                variation[name] = total
+            previous = value
+    return variation
+
+
+def _every(reference: Dump) -> int | None:
+    """The reference's metadata `every` (a light recording of a long run records its parameters
+    every so many steps), or None for a recording of every tensor at every step."""
+    raw = reference.metadata.get("every")
+    if raw is None:
+        return None
+    if not (isinstance(raw, str) and raw.isascii() and raw.isdigit() and raw[0] != "0" and len(raw) <= 9):
+        raise UsageError(f"reference {reference.source or 'dump'}: metadata every {printable(raw)[:40]!r} is not a step count (1, 2, …)")
+    return int(raw)
+
+
+def _steps(entries: list[Entry], reference: Dump, candidate: Dump) -> list[StepRow]:
+    """The steps section: per recorded step, the loss, the gradient norms and (at a checkpoint)
+    the parameters and buffers, each kind's worst tensor against its budget."""
+    by_step: dict[int, dict[str, list[Entry]]] = {}
+    for entry in entries:
+        recorded = parse(entry.name)
+        kind = {"loss": "loss", "gradnorm": "gradnorm", "step": "params"}.get(recorded.kind) if recorded is not None else None
+        if kind is not None and entry.result is not None:
+            by_step.setdefault(recorded.step, {}).setdefault(kind, []).append(entry)
+    return [StepRow(k, *(_step_error(by_step[k].get(kind, []), (reference, candidate) if kind == "loss" else None) for kind in STEP_KINDS))
+            for k in sorted(by_step)]
+
+
+def _step_error(entries: list[Entry], sides: tuple[Dump, Dump] | None) -> StepError | None:
+    """The kind's worst tensor: one beyond its budget first, then the largest share of its budget
+    (the largest |diff| without a float64 run); with `sides`, its value on each side (a loss)."""
+    if not entries:
+        return None
+
+    def badness(entry: Entry) -> tuple[bool, float]:
+        walked = Walked.of(entry)
+        ratio = walked.ratio
+        diff = entry.result.max_abs_diff
+        return (not entry.result.ok, ratio if ratio is not None else math.inf if math.isnan(diff) else diff)
+
+    worst = max(entries, key=badness)
+    values = [_scalar(dump.tensors.get(worst.name)) for dump in sides] if sides else [None, None]
+    return StepError(worst.name, worst.result.max_abs_diff, Walked.of(worst).allowed, compared=len(entries),
+                     beyond=sum(not e.result.ok for e in entries), reference=values[0], candidate=values[1])
+
+
+def _scalar(tensor) -> float | None:
+    """A one-element tensor's value (a loss), or None."""
+    if tensor is None or tensor.size != 1:
+        return None
+    return float(np.asarray(tensor, dtype=np.float64).ravel()[0])
 
 
 NOISE_DISAGREEMENT = 0.1  # a gradient element whose two sides differ by this share of it holds float32 noise, not signal
@@ -583,6 +797,8 @@ class _Walk:
             return (rank, (0, -self.last_call[owner], recorded.path) if owner is not None else (1, 0, recorded.path))
         if recorded.kind == "loss":  # loss/<k>, k >= 2: after step k - 1
             return (rank, recorded.step - 1, 2, (), "")
+        if recorded.kind == "gradnorm":  # step k's gradients: after loss/<k>, before step<k>/
+            return (rank, recorded.step - 1, 3, self.parameter_key(recorded.path), "")
         return (rank, recorded.step, 0 if recorded.kind == "step" else 1, self.parameter_key(recorded.path), recorded.state or "")
 
 
@@ -798,6 +1014,9 @@ def _step_verdict(result: TraceResult) -> str:
     unchecked = [p.phase for p in result.phases[:4] if p.compared == 0]
     caveat = f" (nothing was recorded in: {', '.join(unchecked)})" if unchecked else ""
     lead = f"parameters, forward, loss and backward match and the step differs{caveat}"
+    departs = parse(result.first_divergence.name).step if result.steps else None
+    if departs is not None and departs >= 2:
+        lead = f"step 1 matches in every phase and the run departs from the reference at step {departs} ({result.first_divergence.name}){caveat}"
     if result.setting_differences:
         return f"{lead}: the optimizer's settings differ: {_settings_text(result.setting_differences)}"
     if result.noise_gradients:
@@ -805,11 +1024,21 @@ def _step_verdict(result: TraceResult) -> str:
                 f"two sides disagree by more than {NOISE_DISAGREEMENT:g} of their value, as a gradient zero in exact arithmetic "
                 "does, or the elements are tiny beside the tensor's largest and differ by its rounding); "
                 "Adam-type optimizers divide by its root mean square and turn noise into steps of about lr, differently on each "
-                "side: both can be right. Judge by a float64 run (pita.torch.record writes one) instead of a tolerance")
+                f"side: both can be right. {_noise_advice(result)}")
     if result.settings is not None:
         return (f"{lead} although the optimizer's recorded settings match ({result.settings['compared']} compared): its update "
                 "differs (the algorithm: bias correction, where weight decay applies), or a setting not recorded")
     return f"{lead}: the optimizer or its hyper-parameters differ (record them: the recorders write the optimizer's settings)"
+
+
+def _noise_advice(result: TraceResult) -> str:
+    """How to judge a step that noise decides: by a float64 run where the trace had none; where it
+    had one, why its budget can still be exceeded (it scales the reference's own error, not the noise's
+    amplification)."""
+    if result.judged_by != "float64 budget":
+        return "Judge by a float64 run (pita.torch.record writes one) instead of a tolerance"
+    return (f"The float64 run's budget allows each tensor {BUDGET_FACTOR:g}× the reference's own error, which such noise, "
+            "amplified differently by each side's optimizer, can exceed")
 
 
 def _settings_text(differences: list[dict]) -> str:
@@ -866,6 +1095,7 @@ def render_trace_text(result: TraceResult) -> str:
         lines.append(_settings_line(result))
     for phase in result.phases:
         lines.append(_phase_line(phase, result))
+    lines.extend(steps_lines(result))
     lines.extend(mapping_summary(result.mappings, result.verbose))
     lines.extend(f"tolerance from the rules file: {text}" for text in result.rule_tolerances)
     if result.suggested_renames:
@@ -876,6 +1106,64 @@ def render_trace_text(result: TraceResult) -> str:
     lines.append(f"tolerance: {tolerance_text(result.tolerance, result.applied)}")
     lines.append(f"tol={shown_tolerance(result.tolerance, result.applied)} {status}")
     return "\n".join(map(printable, lines)) + "\n"  # values from files on one line, without control characters
+
+
+SHOWN_STEPS = 20  # rows of the steps section's text: past it, one per decade
+
+
+def steps_lines(result: TraceResult) -> list[str]:
+    """A long run's steps section: how many steps, the first beyond the budget, then how error
+    grows: one row at step 1, at each checkpoint (one per decade where there are more than
+    SHOWN_STEPS), at the first step beyond the budget and at the last."""
+    if not result.steps:
+        return []
+    budget = result.judged_by == "float64 budget"
+    edge = "budget" if budget else "tolerance"
+    checkpoints = [row.step for row in result.steps if row.params is not None]
+    lines = [f"steps: {len(result.steps)} recorded (loss and gradient norms at each; parameters and buffers at {_steps_text(checkpoints)}), "
+             f"judged by the {'float64 budget' if budget else 'tolerance (no float64 run)'}"]
+    first = result.first_step_beyond_budget
+    if first is None:
+        lines.append(f"first step beyond {edge}: none")
+    else:
+        row = next(r for r in result.steps if r.step == first)
+        lines.append(f"first step beyond {edge}: {first} ({'; '.join(_part_text(kind, part, budget) for kind, part in row.parts() if part and part.beyond)})")
+    lines.append("how error grows (each kind's largest |diff|" + (", as a share of its budget: 1 is its edge)" if budget else ")"))
+    for row in _shown_rows(result.steps, checkpoints, first):
+        parts = [_part_text(kind, part, budget) for kind, part in row.parts() if part is not None]
+        lines.append(f"  step {row.step}: {', '.join(parts)} {'within' if row.within_budget else 'BEYOND'}")
+    return lines
+
+
+def _steps_text(steps: list[int]) -> str:
+    if not steps:
+        return "no step"
+    if len(steps) <= SHOWN_NAMES:
+        return ", ".join(map(str, steps))
+    return f"{', '.join(map(str, steps[:3]))}, …, {steps[-1]} ({len(steps)} steps)"
+
+
+def _part_text(kind: str, part: StepError, budget: bool) -> str:
+    """`loss 0.031×`, `gradnorm 2.4× (fc1.weight)`, `params 4.1e-06 (fc1.weight, 2 of 4 beyond)`."""
+    ratio = part.ratio
+    figure = f"{ratio:.2g}×" if budget and ratio is not None else f"|diff|={part.max_abs_diff:.2e}"
+    where = [] if kind == "loss" else [parameter_of(part.name) or part.name]
+    if part.beyond and part.compared > 1:
+        where.append(f"{part.beyond} of {part.compared} beyond")
+    return f"{kind} {figure}" + (f" ({', '.join(where)})" if where else "")
+
+
+def _shown_rows(rows: list[StepRow], checkpoints: list[int], first: int | None) -> list[StepRow]:
+    marked = set(checkpoints)
+    if len(marked) + 3 > SHOWN_STEPS:
+        marked = {row.step for row in rows if _is_decade(row.step)}
+    marked |= {rows[0].step, rows[-1].step} | ({first} if first is not None else set())
+    return [row for row in rows if row.step in marked]
+
+
+def _is_decade(step: int) -> bool:
+    """1, 10, 100, …"""
+    return str(step).rstrip("0") == "1"
 
 
 def _settings_line(result: TraceResult) -> str:

@@ -154,13 +154,13 @@ def test_a_lab_that_is_installed_but_broken_is_a_bug_not_a_missing_lab(monkeypat
     assert "add_commands" in err and "this is a bug in pita" in err
 
 
-def test_trace_takes_compare_options_but_the_visual_report():
+def test_trace_takes_compare_options_but_the_histograms():
     from pita.cli import build_parser
 
     commands = next(a for a in build_parser()._actions if a.dest == "command").choices
     options = {name: {o for action in commands[name]._actions for o in action.option_strings} for name in ("compare", "trace")}
-    # the visual report (histograms, error maps, the HTML page) is compare's own; --strict is trace's
-    assert options["compare"] - options["trace"] == {"--histogram", "--html"} and options["trace"] - options["compare"] == {"--strict"}
+    # the per-tensor histograms and error maps are compare's own (each writes its own --html page); --strict is trace's
+    assert options["compare"] - options["trace"] == {"--histogram"} and options["trace"] - options["compare"] == {"--strict"}
 
 
 def test_compare_prints_the_report_and_writes_the_json_in_one_run(dumps):
@@ -177,3 +177,45 @@ def test_an_unwritable_json_path_is_refused_before_comparing(dumps, where, says)
     proc = pita("compare", dumps / "ref.safetensors", dumps / "same.npz", "--json", dumps / where)
     assert proc.returncode == 2 and proc.stderr.startswith(f"error: --json {dumps / where}: ") and says in proc.stderr
     assert proc.stdout == ""
+
+
+def test_pita_s_own_commands_are_the_ones_built_without_plugins():
+    from pita.cli import CORE_COMMANDS, _parser_and_commands
+
+    _, commands, lab = _parser_and_commands(plugins=False)
+    assert set(commands.choices) == set(CORE_COMMANDS) and lab is False
+
+
+# Loaded only for a failing pair (the diagnosis rules, the likely causes and the settings they
+# read), with --histogram, or for a plugin's command: a passing `pita compare` starts without them.
+NOT_FOR_A_PASSING_COMPARE = ("importlib.metadata", "pita_lab", "pita.diagnose.scale", "pita.likely", "pita.settings", "pita.distribution", "numba")
+LOADED = ("import sys; from pita.cli import main; code = main(sys.argv[1:]); "
+          f"print(sorted(m for m in sys.modules if m in {NOT_FOR_A_PASSING_COMPARE!r}), file=sys.stderr); sys.exit(code)")
+
+
+def modules_loaded_by(*argv):
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", LOADED, *map(str, argv)], capture_output=True, text=True)
+    return proc.returncode, proc.stderr.splitlines()[-1]
+
+
+def test_a_passing_compare_loads_neither_plugins_nor_what_only_a_failure_needs(dumps):
+    assert modules_loaded_by("compare", dumps / "ref.safetensors", dumps / "same.npz") == (0, "[]")
+    code, loaded = modules_loaded_by("compare", dumps / "ref.safetensors", dumps / "scaled.json")
+    assert code == 1 and loaded == str(["pita.diagnose.scale", "pita.likely", "pita.settings"])
+
+
+def test_the_cli_reads_medium_tensors_from_their_files_and_reports_what_the_library_reports(tmp_path):
+    from pita.compare import compare_dumps
+    from pita.dump import COMPARED_LAZY_MIN_BYTES, read_dump
+    from pita.report import render_text
+
+    values = np.random.default_rng(3).standard_normal(COMPARED_LAZY_MIN_BYTES // 4 + 5).astype(np.float32)  # read lazily only by the CLI
+    write_dump(Dump({"same": values, "scaled": values, "small": np.float32([1.0, 2.0])}), tmp_path / "ref.safetensors")
+    write_dump(Dump({"same": values, "scaled": values * np.float32(4), "small": np.float32([1.0, 2.0])}), tmp_path / "cand.safetensors")
+    proc = pita("compare", tmp_path / "ref.safetensors", tmp_path / "cand.safetensors")
+    library = compare_dumps(read_dump(str(tmp_path / "ref.safetensors")), read_dump(str(tmp_path / "cand.safetensors")))
+    assert proc.returncode == 1 and "candidate = 4 × reference" in proc.stdout
+    assert proc.stdout == render_text(library)

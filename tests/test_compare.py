@@ -280,3 +280,38 @@ def test_a_dict_of_another_format_or_none_is_refused():
         ComparisonResult.from_dict({**data, "format": "pita-trace/1"})
     with pytest.raises(UsageError, match=r"format None"):
         ComparisonResult.from_dict({key: value for key, value in data.items() if key != "format"})
+
+
+# --- every pair in one batch ---------------------------------------------------------------------
+
+
+def mixed_pairs():
+    """Pairs of every kind compare handles: floats that pass and fail, integers, a pair compared flat,
+    one after broadcasting, a shape conflict."""
+    reference = {"pass": f32([1.0, 2.0, 3.0]), "fail": f32([[1.0, 2.0], [3.0, 4.0]]), "steps": np.arange(4, dtype=np.int64),
+                 "flat": f32([[0.5, 0.25]]), "broadcast": f32([[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]), "conflict": f32([1.0, 2.0, 3.0])}
+    candidate = {"pass": f32([1.0, 2.0, 3.0]), "fail": f32([[2.0, 4.0], [6.0, 8.0]]), "steps": np.array([0, 1, 2, 4]),
+                 "flat": f32([0.5, 0.25]), "broadcast": f32([1.0, 2.0, 3.5]), "conflict": f32([1.0, 2.0])}
+    return Dump(reference), Dump(candidate)
+
+
+def test_every_pair_of_equal_size_is_measured_in_one_batch_with_the_results_of_one_at_a_time(monkeypatch):
+    import pita.compare
+    from pita import stats
+
+    batches = []
+
+    def counted(pairs, tolerances):
+        batches.append(len(pairs))
+        return stats.measure_many(pairs, tolerances)
+
+    monkeypatch.setattr(pita.compare, "measure_many", counted)
+    batched = compare_dumps(*mixed_pairs())
+    assert batches == [4]  # pass, fail, steps, flat: the broadcast pair is measured once expanded, the conflict never
+    monkeypatch.setattr(pita.compare, "measure_many", lambda pairs, tolerances: [stats.measure(*p, t) for p, t in zip(pairs, tolerances)])
+    one_at_a_time = compare_dumps(*mixed_pairs())
+    assert render_json(batched) == render_json(one_at_a_time)
+    by_name = {t.name: t for t in batched.tensors}
+    assert [name for name, t in by_name.items() if not t.ok] == ["broadcast", "conflict", "fail", "steps"]
+    assert by_name["broadcast"].n == 6 and by_name["broadcast"].mismatched == 2 and by_name["fail"].worst_index == [1, 1]
+    assert [d.kind for d in by_name["fail"].diagnosis] == ["scale"] and by_name["steps"].examples == [{"index": [3], "reference": 3, "candidate": 4}]

@@ -256,6 +256,26 @@ def test_small_safetensors_tensors_are_read_into_writable_memory_and_large_ones_
     assert isinstance(dump.tensors["small"], np.ndarray) and dump.tensors["small"].flags.writeable
 
 
+@pytest.mark.parametrize("form", ["file", "folder", "sharded"])
+def test_compare_s_smaller_lazy_size_leaves_medium_tensors_in_their_file_however_the_dump_is_laid_out(tmp_path, form):
+    from pita.filetensor import FileTensor
+
+    medium = np.arange(pita.dump.COMPARED_LAZY_MIN_BYTES // 4, dtype=np.float32)  # 64 KiB: in memory by default
+    tensors = {"small": np.ones(3, np.float32), "medium": medium}
+    if form == "sharded":
+        for name in tensors:
+            write_dump(Dump({name: tensors[name]}), tmp_path / f"{name}.safetensors")
+        (tmp_path / "m.safetensors.index.json").write_text(json.dumps({"weight_map": {name: f"{name}.safetensors" for name in tensors}}))
+        path, prefix = tmp_path / "m.safetensors.index.json", ""
+    else:
+        write_dump(Dump(tensors), tmp_path / "d.safetensors")
+        path, prefix = (tmp_path / "d.safetensors", "") if form == "file" else (tmp_path, "d/")
+    default, compared = read_dump(path), read_dump(path, lazy_min_bytes=pita.dump.COMPARED_LAZY_MIN_BYTES)
+    assert isinstance(default.tensors[prefix + "medium"], np.ndarray) and isinstance(compared.tensors[prefix + "medium"], FileTensor)
+    assert np.array_equal(np.asarray(compared.tensors[prefix + "medium"]), medium)
+    assert isinstance(compared.tensors[prefix + "small"], np.ndarray)
+
+
 @pytest.mark.parametrize("text", ["{", "[]", '{"format": "other", "tensors": {}}',
                                   '{"format": "pita-dump/1", "tensors": {"w": {"dtype": "F32", "shape": [2], "values": [1]}}}',
                                   '{"format": "pita-dump/1", "tensors": {"w": {"dtype": "F32", "shape": [1], "values": ["x"]}}}'])

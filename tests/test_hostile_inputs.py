@@ -203,7 +203,7 @@ def build_cases(folder: Path) -> dict[str, tuple[list[str], int, str | None]]:
 def run_batch(cases: dict) -> dict[str, dict]:
     """Runs every case in one child under the memory limit; name -> rc, stdout, stderr, seconds."""
     lines = "".join(json.dumps({"name": name, "args": args}) + "\n" for name, (args, _, _) in cases.items())
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "PITA_JIT": "0"}
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
     try:
         proc = subprocess.run([sys.executable, "-c", RUNNER], input=lines, capture_output=True, text=True, cwd=ROOT,
                               env=env, preexec_fn=_limits, timeout=BATCH_TIMEOUT)
@@ -252,7 +252,6 @@ def test_a_folder_of_600_dumps_is_compared_with_few_file_descriptors(tmp_path):
         resource.setrlimit(resource.RLIMIT_NOFILE, (32, 32))
 
     proc = subprocess.run([sys.executable, "-m", "pita", "compare", tmp_path / "reference", tmp_path / "candidate"],
-                          capture_output=True, text=True, preexec_fn=few_descriptors, timeout=300, cwd=ROOT,
-                          env={**os.environ, "PITA_JIT": "0"})
+                          capture_output=True, text=True, preexec_fn=few_descriptors, timeout=300, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.splitlines()[-1].endswith("OK")

@@ -1,6 +1,6 @@
 """The library as a user gets it: its wheel, built from this checkout, installed into a clean
-virtual environment with numpy and safetensors only, compares dumps there; torch, numba, jinja2
-and the lab are absent, and the lab's commands say in one line that they need a checkout. Then
+virtual environment with numpy and safetensors only, compares dumps there; torch, the compiled
+kernel (pita_kernel), jinja2 and the lab are absent, and the lab's commands say in one line that they need a checkout. Then
 the lab's wheel on top, still outside any checkout: its commands say the same.
 
 Offline: the wheels build without build isolation, and their dependencies come from a local
@@ -29,9 +29,9 @@ pytestmark = pytest.mark.integration
 
 DEPENDENCIES = ("numpy", "safetensors")
 LAB_DEPENDENCIES = ("jinja2", "markupsafe", "pyyaml")
-ABSENT = ("torch", "numba", "jinja2", "pita_lab")
+ABSENT = ("torch", "pita_kernel", "jinja2", "pita_lab")
 # Variables that would let the clean environment see other packages, or change pita's path.
-LEAKY = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE", "VIRTUAL_ENV", "PITA_JIT")
+LEAKY = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE", "VIRTUAL_ENV", "PITA_KERNEL")
 
 
 def run(*command, cwd, env=None, timeout=120) -> subprocess.CompletedProcess:
@@ -118,9 +118,9 @@ for name in sys.argv[1:]:
         absent[name] = error.name
 import pkgutil
 import pita, pita.stats
-# Every module but those loaded only when asked for (numba's kernel, `python -m pita`, the plugin: below).
+# Every module but those loaded only when asked for (`python -m pita`, the plugin: below).
 for module in pkgutil.walk_packages(pita.__path__, prefix="pita."):
-    if module.name not in ("pita.stats_jit", "pita.__main__", "pita.pytest_plugin"):
+    if module.name not in ("pita.__main__", "pita.pytest_plugin"):
         importlib.import_module(module.name)
 pita.assert_parity
 try:
@@ -129,7 +129,7 @@ try:
 except ModuleNotFoundError as error:
     plugin = error.name
 print(json.dumps({
-    "absent": absent, "pita": pita.__file__, "kernel": pita.stats._jit_kernel() is not None, "plugin_import": plugin,
+    "absent": absent, "pita": pita.__file__, "kernel": pita.stats._kernel() is not None, "plugin_import": plugin,
     "pytest11": {e.name: e.value for e in md.entry_points(group="pytest11")},
     "scripts": {e.name: e.value for e in md.entry_points(group="console_scripts") if e.name == "pita"},
     "provides_pita": md.packages_distributions().get("pita"),
@@ -138,14 +138,13 @@ print(json.dumps({
 }))
 """
 
-# Run in the clean environment: three dumps with the library's own writer. One tensor is past
-# the size where the compiled kernel would take over, so numpy's path measures it here.
+# Run in the clean environment: three dumps with the library's own writer. One tensor spans
+# several of numpy's chunks; without the compiled kernel numpy's path measures every pair here.
 WRITE = """
 import numpy as np
 from pita.dump import Dump, write_dump
-from pita.stats import JIT_MIN
 rng = np.random.default_rng(0)
-reference = rng.standard_normal(JIT_MIN + 99).astype(np.float32)
+reference = rng.standard_normal((1 << 20) + 99).astype(np.float32)
 near = reference.copy()
 near[::997] = np.nextafter(near[::997], np.float32(np.inf))
 far = near.copy()
@@ -209,7 +208,7 @@ def test_the_library_wheel_installs_and_compares_in_a_clean_venv(tmp_path):
     assert report["ok"] is False and w["mismatched"] == 1 and w["worst_index"] == [12345]
     text = run(pita, "compare", "reference.safetensors", "far.safetensors", cwd=work, env=env)
     assert text.returncode == 1 and text.stdout.splitlines()[-1].endswith("MISMATCH")
-    # The checkout's pita (with numba's kernel where it is installed) reports exactly the same.
+    # The checkout's pita (with the compiled kernel where it is installed) reports exactly the same.
     here = run(sys.executable, "-m", "pita", "compare", "reference.safetensors", "far.safetensors", "--format", "json", cwd=work)
     assert here.returncode == 1 and here.stdout == differ.stdout
 

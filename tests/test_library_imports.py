@@ -1,5 +1,5 @@
-"""The library stands alone: importing it loads neither the lab nor torch, numba or jinja2, and
-without numba a large comparison gives exactly what the compiled kernel gives.
+"""The library stands alone: importing it loads neither the lab nor torch, the compiled kernel or
+jinja2, and without the kernel a large comparison gives exactly what the kernel gives.
 (tests/test_install.py checks the same from a wheel in a clean virtual environment.)"""
 
 import importlib.util
@@ -13,11 +13,11 @@ import pytest
 
 import pita
 from pita.dump import Dump, write_dump
-from pita.stats import JIT_MIN
 
-HEAVY = ("torch", "numba", "jinja2", "pita_lab")
-# Loaded only when asked for: the compiled kernel (it imports numba), `python -m pita` (it runs the CLI).
-IMPORTED_ON_DEMAND = {"pita.stats_jit", "pita.__main__"}
+# The compiled kernel (pita_kernel) is imported by the first comparison, not by the library.
+HEAVY = ("torch", "pita_kernel", "jinja2", "pita_lab")
+# Loaded only when asked for: `python -m pita` (it runs the CLI).
+IMPORTED_ON_DEMAND = {"pita.__main__"}
 
 
 def library_modules() -> list[str]:
@@ -34,7 +34,7 @@ def python(code: str, *args, cwd) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code, *map(str, args)], check=False, cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
-def test_importing_the_library_loads_no_lab_torch_numba_or_jinja2(tmp_path):
+def test_importing_the_library_loads_no_lab_torch_kernel_or_jinja2(tmp_path):
     code = (f"import {', '.join(library_modules())}, sys; pita.assert_parity; "
             f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}))")
     proc = python(code, cwd=tmp_path)
@@ -43,11 +43,11 @@ def test_importing_the_library_loads_no_lab_torch_numba_or_jinja2(tmp_path):
 
 
 # Compares the pair under several tolerances through the library's API and prints the JSON
-# reports; argv[1] says whether to make `import numba` fail first, as where it is not installed.
+# reports; argv[1] says whether to make `import pita_kernel` fail first, as where it is not installed.
 COMPARE = """
 import json, sys
 if sys.argv[1] == "blocked":
-    sys.modules["numba"] = None
+    sys.modules["pita_kernel"] = None
 from pita import stats
 from pita.compare import Tolerance, compare_dumps
 from pita.dump import read_dump
@@ -56,8 +56,8 @@ reference, candidate = read_dump(sys.argv[2]), read_dump(sys.argv[3])
 tolerances = [Tolerance.from_options(), Tolerance.from_options(ulp=2), Tolerance.from_options(atol=0, rtol=1e-3),
               Tolerance.from_options(equal_nan=True)]
 reports = [render_json(compare_dumps(reference, candidate, t)) for t in tolerances]
-kernel = stats._jit_kernel() is not None
-assert kernel == ("numba" in sys.modules and sys.modules["numba"] is not None), "kernel and numba disagree"
+kernel = stats._kernel() is not None
+assert kernel == (sys.modules.get("pita_kernel") is not None), "the kernel and its module disagree"
 print(kernel)
 print(json.dumps(reports))
 """
@@ -78,19 +78,22 @@ def large_pair(n: int):
     return reference, candidate
 
 
-@pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="numba is not installed: nothing to set the numpy path against")
-def test_without_numba_a_large_comparison_reports_exactly_what_the_kernel_reports(tmp_path):
-    reference, candidate = large_pair(JIT_MIN + 4321)
+LARGE = (1 << 20) + 4321  # several of the kernel's chunks and of numpy's
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pita_kernel") is None, reason="pita_kernel is not installed: nothing to set the numpy path against")
+def test_without_the_kernel_a_large_comparison_reports_exactly_what_the_kernel_reports(tmp_path):
+    reference, candidate = large_pair(LARGE)
     meta = {"input_sha256": "ab"}
     write_dump(Dump({"w": reference, "b": np.float32([1, 2])}, meta), tmp_path / "reference.safetensors")
     write_dump(Dump({"w": candidate, "b": np.float32([1, 2])}, meta), tmp_path / "candidate.safetensors")
     runs = {}
-    for mode in ("jit", "blocked"):
+    for mode in ("kernel", "blocked"):
         proc = python(COMPARE, mode, tmp_path / "reference.safetensors", tmp_path / "candidate.safetensors", cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr
         kernel, reports = proc.stdout.splitlines()
         runs[mode] = kernel, json.loads(reports)
-    assert runs["jit"][0] == "True" and runs["blocked"][0] == "False"  # each path really ran
-    assert runs["blocked"][1] == runs["jit"][1]  # the reports, character for character
-    [w] = [tensor for tensor in json.loads(runs["jit"][1][0])["tensors"] if tensor["name"] == "w"]
-    assert w["ok"] is False and w["mismatched"] > 0 and w["n"] == JIT_MIN + 4321  # the pair exercises the comparison
+    assert runs["kernel"][0] == "True" and runs["blocked"][0] == "False"  # each path really ran
+    assert runs["blocked"][1] == runs["kernel"][1]  # the reports, character for character
+    [w] = [tensor for tensor in json.loads(runs["kernel"][1][0])["tensors"] if tensor["name"] == "w"]
+    assert w["ok"] is False and w["mismatched"] > 0 and w["n"] == LARGE  # the pair exercises the comparison

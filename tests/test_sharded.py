@@ -191,3 +191,53 @@ def test_trace_reads_a_sharded_recording(tmp_path):
     save_file({"act/fc": tensors["act/fc"] * 2, "loss/1": tensors["loss/1"]}, str(tmp_path / "r-2.safetensors"), metadata=meta)
     proc = pita("trace", tmp_path / "whole.safetensors", tmp_path / "r.safetensors.index.json")
     assert proc.returncode == 1 and proc.stdout.startswith("first divergence: forward act/fc (introduced)"), proc.stdout
+
+
+# --- written by pita.sharded_writer, read by the path the recorder was asked to write ---------------
+
+
+def streamed(path, shard_bytes, tensors=TENSORS, metadata=None, **options):
+    from pita.sharded_writer import ShardedWriter
+
+    writer = ShardedWriter(path, shard_bytes=shard_bytes, shard_metadata={"recording": "pita-record/1"}, **options)
+    for name, array in tensors.items():
+        writer.add(name, array)
+    return writer.close(metadata or {"recording": "pita-record/1", "steps": "2"})
+
+
+def same(dump, tensors):
+    return set(dump.tensors) == set(tensors) and all(np.array_equal(np.asarray(dump.tensors[n]), t) for n, t in tensors.items())
+
+
+def test_a_sharded_recording_is_read_by_the_path_it_was_asked_to_write(tmp_path):
+    written = streamed(tmp_path / "r.safetensors", shard_bytes=600)
+    assert written == tmp_path / "r.safetensors.index.json" and not (tmp_path / "r.safetensors").exists()
+    dump = read_dump(tmp_path / "r.safetensors")
+    assert dump.source.endswith("r.safetensors.index.json") and dump.metadata["steps"] == "2" and same(dump, TENSORS)
+    assert not same(dump, dict(TENSORS, steps=np.array([4], np.int64)))  # the negative control
+    proc = pita("compare", tmp_path / "r.safetensors", tmp_path / "r.safetensors.index.json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_fallback_is_only_for_a_missing_safetensors_path(tmp_path):
+    streamed(tmp_path / "r.safetensors", shard_bytes=600)
+    save_file({"w": np.float32([1.0])}, str(tmp_path / "r.safetensors"))  # an existing file wins over the index beside it
+    assert set(read_dump(tmp_path / "r.safetensors").tensors) == {"w"}
+    with pytest.raises(UsageError, match="q.safetensors"):
+        read_dump(tmp_path / "q.safetensors")  # neither the file nor an index
+
+
+def test_a_recording_within_one_shard_is_the_one_file_write_dump_writes(tmp_path):
+    tensors = dict(TENSORS, norm=np.float32(2.5).reshape(()), mask=np.array([[True, False]]), empty=np.zeros((0, 3), np.float32))
+    metadata = {"recording": "pita-record/1", "steps": "2"}
+    written = streamed(tmp_path / "r.safetensors", shard_bytes=1 << 30, tensors=tensors, metadata=metadata)
+    write_dump(Dump(tensors, metadata), tmp_path / "w.safetensors")
+    assert written == tmp_path / "r.safetensors" and sorted(os.listdir(tmp_path)) == ["r.safetensors", "w.safetensors"]
+    assert written.read_bytes() == (tmp_path / "w.safetensors").read_bytes()
+    assert np.asarray(read_dump(written).tensors["norm"]).shape == ()
+
+
+def test_sharded_true_writes_the_index_form_for_one_shard(tmp_path):
+    written = streamed(tmp_path / "r.safetensors", shard_bytes=1 << 30, sharded=True)
+    assert written.name == "r.safetensors.index.json" and sorted(os.listdir(tmp_path)) == ["r-00001.safetensors", written.name]
+    assert same(read_dump(tmp_path / "r.safetensors"), TENSORS)

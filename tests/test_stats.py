@@ -1,11 +1,10 @@
 import dataclasses
-import platform
+import functools
 import sys
 
 import numpy as np
 import pytest
 
-import pita
 from pita import stats, stats_numpy
 from pita.compare import Tolerance
 from pita.dtypes import BF16
@@ -13,7 +12,7 @@ from pita.dump import Dump, read_dump, write_dump
 from pita.stats import ULP_UNBOUNDED, measure, ulp_distance
 from pita.tolerance import ULP_MAX
 
-HAS_NUMBA = stats._jit_kernel() is not None
+HAS_KERNEL = stats._kernel() is not None
 
 
 def awkward_pair(n: int, seed: int = 0):
@@ -39,19 +38,21 @@ TOLERANCES = [Tolerance(), Tolerance(atol=0, rtol=1e-3), Tolerance(atol=1e-6, ul
 
 
 def use_numpy(monkeypatch):
-    monkeypatch.setattr(stats, "_jit_kernel", lambda: None)
+    monkeypatch.setattr(stats, "_kernel", lambda: None)
 
 
-def use_kernel(monkeypatch):
-    """The compiled kernel for float32 pairs of any size, in chunks and sub-blocks small enough
-    that a few hundred elements cross every boundary (sub-block, chunk, thread)."""
-    if not HAS_NUMBA:
-        pytest.skip("numba is not installed")
-    from pita import stats_jit
+# Chunks, pieces, sub-blocks and threads small enough that a few hundred elements cross every
+# boundary: 256 elements are two pieces of two chunks each, shared by two threads.
+SMALL_GRAIN = {"chunk": 64, "piece": 128, "sub_block": 8, "threads": 2}
 
-    monkeypatch.setattr(stats, "JIT_MIN", 0)
-    monkeypatch.setattr(stats_jit, "CHUNK", 64)
-    monkeypatch.setattr(stats_jit, "SUB_BLOCK", 8)
+
+def use_kernel(monkeypatch, **grain):
+    """The compiled kernel, cut as `grain` says (SMALL_GRAIN by default; {} for its own sizes)."""
+    if not HAS_KERNEL:
+        pytest.skip("the compiled kernel (pita_kernel) is not installed")
+    import pita_kernel
+
+    monkeypatch.setattr(stats, "_kernel", lambda: functools.partial(pita_kernel.measure_many, **(grain or SMALL_GRAIN)))
 
 
 @pytest.fixture(params=[use_numpy, use_kernel], ids=["numpy", "kernel"])
@@ -197,9 +198,9 @@ def test_the_kernel_and_numpy_give_identical_statistics(monkeypatch, tolerance):
     assert dataclasses.asdict(measure(r, c, tolerance)) == dataclasses.asdict(by_numpy)
 
 
-@pytest.mark.skipif(not HAS_NUMBA, reason="numba is not installed")
+@pytest.mark.skipif(not HAS_KERNEL, reason="the compiled kernel (pita_kernel) is not installed")
 def test_the_kernel_at_full_size_agrees_with_numpy(monkeypatch):
-    r, c = awkward_pair(stats.JIT_MIN + 12345)
+    r, c = awkward_pair((1 << 21) + 12345)  # several threads' shares, each of several chunks
     for tolerance in TOLERANCES:
         by_kernel = measure(r, c, tolerance)
         with monkeypatch.context() as patched:
@@ -215,18 +216,16 @@ def test_measure_streams_in_chunks_like_one_pass(monkeypatch):
     assert dataclasses.asdict(measure(r, c, Tolerance())) == dataclasses.asdict(whole)
 
 
-def test_without_numba_or_with_pita_jit_0_the_same_statistics_come_slower(monkeypatch):
-    r, c = awkward_pair(stats.JIT_MIN + 10, seed=3)
+def test_without_the_kernel_or_with_pita_kernel_0_the_same_statistics_come_slower(monkeypatch):
+    r, c = awkward_pair((1 << 20) + 10, seed=3)
     compiled = measure(r, c, Tolerance())
     monkeypatch.setattr(stats, "_KERNEL", None)
-    monkeypatch.setenv("PITA_JIT", "0")
-    assert stats._jit_kernel() is None
+    monkeypatch.setenv("PITA_KERNEL", "0")
+    assert stats._kernel() is None
     monkeypatch.setattr(stats, "_KERNEL", None)
-    monkeypatch.delenv("PITA_JIT")
-    monkeypatch.delitem(sys.modules, "pita.stats_jit", raising=False)
-    monkeypatch.delattr(pita, "stats_jit", raising=False)
-    monkeypatch.setitem(sys.modules, "numba", None)  # makes `import numba` fail
-    assert stats._jit_kernel() is None
+    monkeypatch.delenv("PITA_KERNEL")
+    monkeypatch.setitem(sys.modules, "pita_kernel", None)  # makes `import pita_kernel` fail
+    assert stats._kernel() is None
     assert dataclasses.asdict(measure(r, c, Tolerance())) == dataclasses.asdict(compiled)
 
 
@@ -256,10 +255,8 @@ def peak_growth_mb(run) -> float:
     return status("VmHWM") - before
 
 
-@pytest.mark.parametrize("jit", [False, True], ids=["numpy", "kernel"])
-def test_measuring_two_large_files_holds_only_chunks_of_them(tmp_path, monkeypatch, jit):
-    if jit and not HAS_NUMBA:
-        pytest.skip("numba is not installed")
+@pytest.mark.parametrize("compiled", [False, True], ids=["numpy", "kernel"])
+def test_measuring_two_large_files_holds_only_chunks_of_them(tmp_path, monkeypatch, compiled):
     values = np.random.default_rng(0).standard_normal(16 * 1024 * 1024, dtype=np.float32)  # 64 MB a file
     write_dump(Dump({"t": values}), tmp_path / "reference.safetensors")
     values[::3] = one_step_up(values[::3])
@@ -267,31 +264,9 @@ def test_measuring_two_large_files_holds_only_chunks_of_them(tmp_path, monkeypat
     del values
     reference = read_dump(tmp_path / "reference.safetensors").tensors["t"]
     candidate = read_dump(tmp_path / "candidate.safetensors").tensors["t"]
-    use_kernel(monkeypatch) if jit else use_numpy(monkeypatch)
-    measure(f32([1, 2]), f32([1, 3]), Tolerance())  # loads the kernel (and numba) before memory is watched
-    monkeypatch.undo()
-    if not jit:
-        use_numpy(monkeypatch)
+    use_kernel(monkeypatch, threads=None) if compiled else use_numpy(monkeypatch)  # the kernel at its own sizes
+    measure(f32([1, 2]), f32([1, 3]), Tolerance())  # loads the kernel before memory is watched
     found = []
     growth = peak_growth_mb(lambda: found.append(measure(reference, candidate, Tolerance(atol=0))))
     assert found[0].mismatched == -(-reference.size // 3) and found[0].max_ulp == 1
     assert growth < 32, f"peak memory rose {growth:.0f} MB while reading two 64 MB files"
-
-
-@pytest.mark.skipif(not HAS_NUMBA or platform.machine().lower() not in ("x86_64", "amd64"), reason="needs numba on x86-64")
-@pytest.mark.parametrize("screen, bounds, packed", [
-    ("_screen", (1e-6, 0.0, np.uint32(0), 0.0, 0.0), ("cvtps2pd", "subpd")),
-    ("_screen32", (np.float32(1e-6), np.uint32(0), np.float32(0), np.float32(0)), ("subps", "mulps")),
-])
-def test_the_kernels_screens_are_vectorised(screen, bounds, packed):
-    """The screens are fast only if LLVM vectorises them: packed subtractions, conversions and
-    comparisons (SSE2 and AVX spell them alike). A fresh, uncached compile can be read."""
-    import numba
-
-    from pita import stats_jit
-
-    compiled = numba.njit(error_model="numpy")(getattr(stats_jit, screen).py_func)
-    r = f32([1, 2, 3])
-    compiled(r, r, r.view(np.int32), r.view(np.int32), *bounds)
-    code = compiled.inspect_asm(compiled.signatures[0])
-    assert all(instruction in code for instruction in packed)

@@ -10,6 +10,7 @@ hold both the numpy path and the compiled kernel to it.
 
 import dataclasses
 import math
+import os
 import struct
 from fractions import Fraction
 
@@ -19,9 +20,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_stats import use_kernel, use_numpy  # the same two paths as there
 
+from pita import stats
 from pita.compare import Tolerance
 from pita.dtypes import BF16
-from pita.stats import measure
+from pita.errors import UsageError
+from pita.files import FileIdentity
+from pita.filetensor import FileTensor
+from pita.stats import measure, measure_many
 from pita.stats_contract import EXAMPLES, ULP_UNBOUNDED, TensorStats
 
 # --- the oracle --------------------------------------------------------------------------------
@@ -258,14 +263,32 @@ def test_the_numpy_path_agrees_with_the_oracle(pair, tolerance):
         assert_same(measure(reference, candidate, tolerance), oracle(reference, candidate, names, tolerance))
 
 
+SAME_FLOATS = [("F32", "F32"), ("F64", "F64"), ("F16", "F16"), ("BF16", "BF16")]
+
+
 @PROPERTY
-@given(pair=pairs(dtype_pairs=[("F32", "F32")], max_size=300), tolerance=tolerances)
+@given(pair=pairs(dtype_pairs=SAME_FLOATS, max_size=300), tolerance=tolerances)
 def test_the_kernel_agrees_with_the_oracle(pair, tolerance):
-    """Long enough to cross sub-blocks, chunks and both threads' ranges (see `use_kernel`)."""
+    """Every float dtype, long enough to cross sub-blocks, chunks and threads' shares (see `use_kernel`)."""
     reference, candidate, names = pair
     with pytest.MonkeyPatch.context() as patch:
         use_kernel(patch)
         assert_same(measure(reference, candidate, tolerance), oracle(reference, candidate, names, tolerance))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(batch=st.lists(st.tuples(pairs(max_size=200), tolerances), max_size=12))
+def test_a_batch_gives_what_numpy_gives_pair_by_pair(batch):
+    """One call for a batch of every dtype pair (those the kernel does not take go to numpy), its
+    threads' shares cutting pairs anywhere: the statistics numpy gives each pair alone."""
+    batch_pairs, batch_tolerances = [(r, c) for (r, c, _), _ in batch], [t for _, t in batch]
+    with pytest.MonkeyPatch.context() as patch:
+        use_numpy(patch)
+        expected = [measure(r, c, t) for (r, c), t in zip(batch_pairs, batch_tolerances)]
+    with pytest.MonkeyPatch.context() as patch:
+        use_kernel(patch, chunk=16, piece=40, sub_block=4, threads=3)
+        found = measure_many(batch_pairs, batch_tolerances)
+    assert [dataclasses.asdict(f) for f in found] == [dataclasses.asdict(e) for e in expected]
 
 
 def test_the_kernel_agrees_with_the_oracle_where_maxima_keep_growing(monkeypatch):
@@ -372,3 +395,182 @@ def test_the_float32_screen_filter_stays_below_max_rel(monkeypatch):
     found = measure(reference, candidate, Tolerance())
     assert found.max_rel_diff == 5 * 2.0**-24 / float(just_below)
     assert_same(found, oracle(reference, candidate, ("F32", "F32"), Tolerance()))
+
+
+def test_the_float64_screen_defers_where_its_filter_product_is_subnormal(monkeypatch):
+    """max_rel 1/8 from a first element; later 1/7 on a subnormal reference, where the filter
+    product (7/8 of the smallest subnormal) rounds up onto the difference itself."""
+    tiny = 2.0**-1074
+    reference, candidate = np.full(256, 0.5), np.full(256, 0.5)
+    reference[0], candidate[0] = 8.0, 9.0
+    reference[100], candidate[100] = 7 * tiny, 8 * tiny
+    use_kernel(monkeypatch)
+    found = measure(reference, candidate, Tolerance())
+    assert found.max_rel_diff == 1 / 7
+    assert_same(found, oracle(reference, candidate, ("F64", "F64"), Tolerance()))
+
+
+# --- every float dtype: where maxima move late, in files, at odd addresses ----------------------
+
+BITS = {"F16": np.uint16, "BF16": np.uint16, "F32": np.uint32, "F64": np.uint64}
+ONE_BITS = {"F16": 0x3C00, "BF16": 0x3F80, "F32": 0x3F80_0000, "F64": 0x3FF0_0000_0000_0000}
+
+
+def from_bits(bits: np.ndarray, name: str) -> np.ndarray:
+    return bits.astype(BITS[name]).view(NUMPY_DTYPES[name])
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_the_kernel_agrees_with_the_oracle_where_every_maximum_keeps_growing_in_every_dtype(monkeypatch, name):
+    """References climbing from 1, candidates one more ULP away every 16 elements: |diff|, ULPs
+    and (across binades) relative differences keep growing, so positions come from rescans."""
+    steps = np.arange(2048, dtype=np.uint64)
+    reference_bits = ONE_BITS[name] + steps
+    reference, candidate = from_bits(reference_bits, name), from_bits(reference_bits + steps // 16, name)
+    use_kernel(monkeypatch)
+    for tolerance in (Tolerance(), Tolerance(atol=0, ulp=60)):
+        assert_same(measure(reference, candidate, tolerance), oracle(reference, candidate, (name, name), tolerance))
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_the_kernel_finds_the_largest_relative_difference_in_every_dtype(monkeypatch, name):
+    """One ULP everywhere on references falling through one binade: only diff/|reference| grows."""
+    reference_bits = ONE_BITS[name] + np.arange(2047, -1, -1, dtype=np.uint64) % (1 << min(11, FORMATS[name][0] - 1))
+    reference, candidate = from_bits(reference_bits, name), from_bits(reference_bits + 1, name)
+    use_kernel(monkeypatch)
+    assert_same(measure(reference, candidate, Tolerance()), oracle(reference, candidate, (name, name), Tolerance()))
+
+
+def awkward(name: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """A pair of dtype `name`: the candidate a few ULPs from the reference here and there, NaN,
+    infinities, signed zeros, subnormals and the largest values scattered on both sides."""
+    rng = np.random.default_rng(seed)
+    reference = rng.standard_normal(n).astype(np.float32)
+    reference = _cast(reference, name)
+    bits = reference.view(BITS[name]).astype(np.int64)
+    moved = np.where(rng.random(n) < 0.3, rng.integers(-3, 4, n), 0)
+    candidate = from_bits(bits + moved, name)
+    specials = encode(special_values(name), name)
+    for side in (reference, candidate):
+        picks = rng.choice(n, size=min(n, 40), replace=False)
+        side[picks] = specials[rng.integers(0, specials.size, picks.size)]
+    return reference, candidate
+
+
+def _cast(values: np.ndarray, name: str) -> np.ndarray:
+    if name == "BF16":
+        return (values.view(np.uint32) >> 16).astype(np.uint16).view(NUMPY_DTYPES["BF16"])  # rounded towards zero
+    return values.astype(NUMPY_DTYPES[name])
+
+
+def file_tensors(tmp_path, reference: np.ndarray, candidate: np.ndarray, gap: int):
+    """Both tensors left in one file, at odd byte offsets (`gap` bytes before each)."""
+    path = tmp_path / "pair.bin"
+    path.write_bytes(b"\x01" * gap + reference.tobytes() + b"\x02" * gap + candidate.tobytes())
+    identity = FileIdentity.of(os.stat(path))
+    return (FileTensor(path, gap, reference.dtype, reference.shape, identity),
+            FileTensor(path, 2 * gap + reference.nbytes, candidate.dtype, candidate.shape, identity))
+
+
+def unaligned(values: np.ndarray, shift: int = 1) -> np.ndarray:
+    """The same elements at an address `shift` bytes off their alignment."""
+    raw = np.zeros(values.nbytes + shift, dtype=np.uint8)
+    raw[shift:] = values.view(np.uint8)
+    return raw[shift:].view(values.dtype)
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_the_kernel_reads_files_and_unaligned_memory_as_numpy_reads_arrays(tmp_path, monkeypatch, name):
+    reference, candidate = awkward(name, 3001, seed=len(name))
+    tolerance = Tolerance(atol=1e-3, ulp=2)
+    with monkeypatch.context() as patch:
+        use_numpy(patch)
+        expected = dataclasses.asdict(measure(reference, candidate, tolerance))
+    in_file = file_tensors(tmp_path, reference, candidate, gap=3)
+    odd = unaligned(reference), unaligned(candidate, 3)
+    assert odd[0].ctypes.data % reference.itemsize and odd[1].ctypes.data % reference.itemsize
+    for grain in ({}, {"threads": None}):  # the smallest pieces, and the kernel's own sizes
+        with monkeypatch.context() as patch:
+            use_kernel(patch, **grain)
+            for pair in (in_file, odd, (in_file[0], odd[1])):
+                assert dataclasses.asdict(measure(*pair, tolerance)) == expected
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_the_kernel_at_its_own_sizes_agrees_with_numpy_in_every_dtype(monkeypatch, name):
+    """Past a piece (4 MiB a side) of several chunks (512 KiB), shared by several threads."""
+    reference, candidate = awkward(name, (4 << 20) // np.dtype(NUMPY_DTYPES[name]).itemsize + 4099, seed=5)
+    for tolerance in (Tolerance(), Tolerance(atol=0, rtol=1e-2, equal_nan=True), Tolerance(atol=0, ulp=1)):
+        with monkeypatch.context() as patch:
+            use_numpy(patch)
+            expected = dataclasses.asdict(measure(reference, candidate, tolerance))
+        with monkeypatch.context() as patch:
+            use_kernel(patch, threads=4)
+            assert dataclasses.asdict(measure(reference, candidate, tolerance)) == expected
+
+
+def test_a_file_truncated_under_the_kernel_is_one_usage_error(tmp_path, monkeypatch):
+    reference, candidate = file_tensors(tmp_path, np.ones(1000, np.float32), np.ones(1000, np.float32), gap=1)
+    beyond = FileTensor(candidate.path, candidate.offset + 8, candidate.dtype, candidate.shape, candidate.identity)
+    use_kernel(monkeypatch)
+    with pytest.raises(UsageError, match="pair.bin: the file was truncated while being read"):
+        measure(reference, beyond, Tolerance())
+    os.truncate(reference.path, 2000)
+    with pytest.raises(UsageError, match="pair.bin: the file changed while being read"):
+        measure(reference, candidate, Tolerance())
+
+
+def test_measure_many_wants_one_tolerance_per_pair():
+    assert measure_many([], []) == []
+    with pytest.raises(ValueError, match="one tolerance per pair"):
+        measure_many([(np.ones(2), np.ones(2))], [])
+
+
+@pytest.mark.parametrize("name, large", [("F16", 2.0**15 + 2**5), ("BF16", 2.0**15 + 2**8)])
+def test_the_float32_screen_defers_where_a_half_format_difference_rounds_in_float32(monkeypatch, name, large):
+    """Far misses first (smallest subnormal against largest value), then 2**-10 against a value
+    near 2**15, many binades apart: their difference needs 26 bits, so float32 rounds it up onto
+    an atol that float64 keeps just above it."""
+    precision, smallest, largest = FORMATS[name]
+    tiny, huge = 2.0 ** (smallest - precision + 1), float((2 - Fraction(2) ** (1 - precision)) * Fraction(2) ** largest)
+    reference, candidate = [0.5] * 256, [0.5] * 256
+    reference[:5], candidate[:5] = [tiny] * 5, [huge] * 5
+    reference[100], candidate[100] = 2.0**-10, large
+    reference, candidate = encode(reference, name), encode(candidate, name)
+    tolerance = Tolerance(atol=large - 2.0**-10)
+    use_kernel(monkeypatch)
+    found = measure(reference, candidate, tolerance)
+    assert found.mismatched == 5
+    assert_same(found, oracle(reference, candidate, (name, name), tolerance))
+
+
+def test_a_batch_over_many_files_holds_few_open(tmp_path, monkeypatch):
+    """Pairs in 7 files, at most 3 open per call into the kernel: three calls, numpy's statistics."""
+    pairs = []
+    for k in range(7):
+        folder = tmp_path / str(k)
+        folder.mkdir()
+        reference, candidate = awkward("F32", 100 + k, seed=k)
+        pairs += [file_tensors(folder, reference, candidate, gap=1 + k), (reference, candidate)]
+    tolerances = [Tolerance()] * len(pairs)
+    with monkeypatch.context() as patch:
+        use_numpy(patch)
+        expected = [dataclasses.asdict(found) for found in measure_many(pairs, tolerances)]
+    use_kernel(monkeypatch)
+    kernel, calls = stats._kernel(), []
+    monkeypatch.setattr(stats, "_kernel", lambda: lambda batch, *args: calls.append(batch) or kernel(batch, *args))
+    monkeypatch.setattr(stats, "MAX_OPEN_FILES", 3)
+    assert [dataclasses.asdict(found) for found in measure_many(pairs, tolerances)] == expected
+    assert [len(batch) for batch in calls] == [6, 6, 2]
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_the_kernel_reads_non_contiguous_arrays_in_their_flat_order(monkeypatch, name):
+    reference, candidate = awkward(name, 60 * 70, seed=3)
+    pair = reference.reshape(60, 70).T, candidate.reshape(60, 70)[:, ::-1].T
+    assert not pair[0].flags.c_contiguous
+    with monkeypatch.context() as patch:
+        use_numpy(patch)
+        expected = dataclasses.asdict(measure(*pair, Tolerance()))
+    use_kernel(monkeypatch)
+    assert dataclasses.asdict(measure(*pair, Tolerance())) == expected

@@ -338,7 +338,7 @@ def test_metadata_the_writers_set_is_refused_before_the_run(tmp_path):
     for key in reserved["recorder"] + reserved["provenance"]:
         with pytest.raises(UsageError, match=f"^metadata '{key}': set by the (recorder|dump writer) itself$"):
             pita.torch.Recorder(model).write(tmp_path / "r.safetensors", **{key: "x"})
-        if key not in ("steps", "dtype", "optimizer", "loss_fn"):  # record's own parameters
+        if key not in ("steps", "dtype", "optimizer", "loss_fn", "every"):  # record's own parameters
             with pytest.raises(UsageError, match=f"^metadata '{key}': set by the (recorder|dump writer) itself$"):
                 record(tmp_path / "r.safetensors", model=model, **{key: "x"})
     for key in reserved["provenance"]:  # framework="jax" would make a torch dump lie about what computed it

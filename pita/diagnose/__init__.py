@@ -5,19 +5,42 @@ the docstrings (`parse_rule_doc`)."""
 
 from __future__ import annotations
 
+import importlib
 import math
 import re
+from functools import cache
 
 import numpy as np
 
-from pita.diagnose import block_permutation, block_transpose, nan, offset, permutation, rounding, rows, scale, sign, slice_scale, transpose
 from pita.diagnose.base import SAMPLE, Context, Diagnosis, Pair
 
 # Checked in this order; every rule that fits is reported, but a finding that another one already
 # says is left out (a rule's SUPERSEDES: the kinds its finding makes redundant). Rules that can
-# explain a shape conflict (an axis order) set SHAPES_MAY_DIFFER.
-RULES = (nan, scale, slice_scale, sign, offset, transpose, block_permutation, block_transpose, permutation, rows, rounding)
-SUPERSEDES = {rule.KIND: tuple(getattr(rule, "SUPERSEDES", ())) for rule in RULES}
+# explain a shape conflict (an axis order) set SHAPES_MAY_DIFFER. The rules' modules are imported
+# when first asked for (`RULES`, `explain`): a comparison where nothing fails never loads them,
+# and `pita compare` starts faster (bench/recording.py).
+RULE_MODULES = ("nan", "scale", "slice_scale", "sign", "offset", "transpose", "block_permutation", "block_transpose", "permutation", "rows",
+                "rounding")
+
+@cache
+def _rules() -> tuple:
+    return tuple(importlib.import_module(f"{__name__}.{name}") for name in RULE_MODULES)
+
+
+@cache
+def _supersedes() -> dict[str, tuple[str, ...]]:
+    return {rule.KIND: tuple(getattr(rule, "SUPERSEDES", ())) for rule in _rules()}
+
+
+def __getattr__(name: str):
+    """`RULES` (the rules' modules, in order) and `SUPERSEDES` (kind -> the kinds its finding makes
+    redundant), made on first use."""
+    if name == "RULES":
+        return _rules()
+    if name == "SUPERSEDES":
+        return _supersedes()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["Context", "Diagnosis", "RULES", "corroborate", "explain", "parse_rule_doc", "reference_page"]
 SECTIONS = ("What it detects", "Why it happens in a port", "Example", "Remedy")
@@ -32,10 +55,11 @@ def explain(reference, candidate, tolerance, context: Context, stats=None, name:
     pair = Pair(reference, candidate, tolerance, context, stats, name)
     if not pair.comparable:
         return []
-    rules = [rule for rule in RULES if pair.same_shape or getattr(rule, "SHAPES_MAY_DIFFER", False)]
+    rounding = importlib.import_module(f"{__name__}.rounding")
+    rules = [rule for rule in _rules() if pair.same_shape or getattr(rule, "SHAPES_MAY_DIFFER", False)]
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # float64 extremes overflow in differences
         found = [d for d in (rule.detect(pair) for rule in rules) if d is not None]
-    superseded = {kind for d in found for kind in SUPERSEDES[d.kind]}
+    superseded = {kind for d in found for kind in _supersedes()[d.kind]}
     found = [d for d in found if d.kind not in superseded]
     # Rounding is the explanation of last resort: a consistent scale of 0.99996 also looks like
     # float16-sized noise, and then the scale is the true story.
@@ -86,7 +110,7 @@ def reference_page() -> str:
         f"A finding that another one already says is left out: {superseded_text()}, and `rounding` when any other finding remains.",
         "",
     ]
-    for rule in RULES:
+    for rule in _rules():
         summary, sections = parse_rule_doc(rule.__doc__, SECTIONS)
         lines += [f"## `{rule.KIND}`", "", summary[:1].upper() + summary[1:], ""]
         for title in SECTIONS:
@@ -97,7 +121,7 @@ def reference_page() -> str:
 def superseded_text() -> str:
     """'`rows` when `permutation` or `rounding` fits', for every kind some rule supersedes."""
     by = {}
-    for kind, others in SUPERSEDES.items():
+    for kind, others in _supersedes().items():
         for other in others:
             by.setdefault(other, []).append(f"`{kind}`")
     either = lambda kinds: kinds[0] if len(kinds) == 1 else ", ".join(kinds[:-1]) + " or " + kinds[-1]

@@ -5,6 +5,7 @@ embeddings, the attention weights and the residuals, trained two AdamW steps as 
 sequences of 16 tokens, and recorded with `pita.torch.record`.
 
     python ports/gpt2/pytorch.py --out DIR
+    python ports/gpt2/pytorch.py --out DIR --size medium   # GPT-2 medium's shape (bench/large_port.py)
 
 Writes DIR/weights.safetensors (the initial parameters; `lm_head.weight` is `transformer.wte.weight`,
 tied, so it is written once, under the embedding's name), DIR/data.safetensors (`tokens`) and the
@@ -29,18 +30,28 @@ DROPOUT = 0.1
 BATCH, SEQ = 4, 16
 LR, STEPS = 1e-3, 2
 # book:end
+# `--size medium`: GPT-2 medium's shape (24 layers, width 1024, 16 heads, its 50257-token vocabulary
+# and 1024 positions: 355 M parameters) on one short sequence, for bench/large_port.py's memory figures;
+# dropout off, as its recording is sharded and the port's pita::replay reads masks from one file only.
+SIZES = {
+    "tiny": {"vocab": VOCAB, "positions": POSITIONS, "width": WIDTH, "layers": LAYERS, "heads": HEADS, "batch": BATCH, "seq": SEQ,
+             "dropout": DROPOUT},
+    "medium": {"vocab": 50257, "positions": 1024, "width": 1024, "layers": 24, "heads": 16, "batch": 1, "seq": 32, "dropout": 0.0},
+}
 
 
-def build():
-    """The model (training mode, eager attention: SDPA's own dropout cannot be recorded) and the
-    batch, all from SEED."""
+def build(size: str = "tiny"):
+    """The model of `SIZES[size]` (training mode, eager attention: SDPA's own dropout cannot be
+    recorded) and the batch, all from SEED."""
+    shape = SIZES[size]
     torch.manual_seed(SEED)
-    config = GPT2Config(vocab_size=VOCAB, n_positions=POSITIONS, n_embd=WIDTH, n_layer=LAYERS, n_head=HEADS,
-                        resid_pdrop=DROPOUT, embd_pdrop=DROPOUT, attn_pdrop=DROPOUT, bos_token_id=0, eos_token_id=0,
+    config = GPT2Config(vocab_size=shape["vocab"], n_positions=shape["positions"], n_embd=shape["width"], n_layer=shape["layers"],
+                        n_head=shape["heads"], resid_pdrop=shape["dropout"], embd_pdrop=shape["dropout"], attn_pdrop=shape["dropout"],
+                        bos_token_id=0, eos_token_id=0,
                         attn_implementation="eager")
     model = GPT2LMHeadModel(config)
     model.train()
-    tokens = torch.randint(0, VOCAB, (BATCH, SEQ))
+    tokens = torch.randint(0, shape["vocab"], (shape["batch"], shape["seq"]))
     return model, tokens
 
 
@@ -54,10 +65,11 @@ def next_token_loss(output, tokens):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="folder for the weights, the data and the recording")
+    parser.add_argument("--size", choices=SIZES, default="tiny", help="the model's shape (default tiny; medium: GPT-2 medium's, 355 M parameters)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
 
-    model, tokens = build()
+    model, tokens = build(args.size)
     # book:begin weights
     # named_parameters() names the tied lm_head.weight once (save_file refuses two names for one tensor).
     save_file({name: p.detach().contiguous() for name, p in model.named_parameters()}, args.out / "weights.safetensors")
@@ -68,8 +80,9 @@ def main():
     def optimizer(params):  # a factory: the float64 run builds its own over its copy's parameters
         return torch.optim.AdamW(params, lr=LR)  # betas (0.9, 0.999), eps 1e-8, weight_decay 1e-2
 
+    # float64=True: the float64 run trace judges noise by, at every size ("auto" skips medium's 11 GB on 24 GB)
     path = pita.torch.record(model, tokens, tokens, next_token_loss, args.out / "torch-record.safetensors", optimizer=optimizer, steps=STEPS,
-                             experiment="port-gpt2", batch_size=BATCH)
+                             float64=True, experiment="port-gpt2", batch_size=len(tokens))
     # book:end
     print(f"wrote {path}")
 

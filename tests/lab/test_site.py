@@ -5,7 +5,6 @@ driven by Playwright, with the site served from 127.0.0.1 and every other reques
 import functools
 import http.server
 import json
-import os
 import re
 import threading
 from html.parser import HTMLParser
@@ -14,16 +13,12 @@ from urllib.parse import urljoin, urlparse
 
 import pytest
 
-from conftest import ROOT, pita
+from conftest import ROOT, chromium_context, pita
 from pita.errors import UsageError
 from pita_lab import catalog, site
 from pita_lab.book import MAINLINE_ZH
 from pita_lab.experiment import MAINLINE
 
-CHROMIUM = Path("/usr/bin/chromium")
-# Headless, and nothing that phones home: updates, sync, QUIC probes, first-run pages.
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 ARTIFACTS = ROOT / "build" / "test-artifacts"
 LOCAL_HOST = "127.0.0.1"
 
@@ -201,13 +196,6 @@ def served(built_site):
     thread.join(timeout=10)
 
 
-def _no_browser(reason: str):
-    """CI must run the browser tests: it installs chromium (.ci/run), so a missing one fails there."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason} (CI=true: the browser tests may not be skipped)")
-    pytest.skip(reason)
-
-
 class Browser:
     """A headless chromium that refuses, and records, every request not to the local server."""
 
@@ -238,20 +226,9 @@ class Browser:
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    if not CHROMIUM.is_file():
-        _no_browser(f"{CHROMIUM} is missing (apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _no_browser("the Python package playwright is missing (scripts/setup installs it)")
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            tmp_path_factory.mktemp("chromium-profile"), executable_path=str(CHROMIUM), headless=True,
-            args=CHROMIUM_FLAGS, viewport={"width": 1280, "height": 900}, timeout=60_000)
-        context.set_default_timeout(30_000)
+    with chromium_context(tmp_path_factory.mktemp("chromium-profile")) as context:
         driver = Browser(context)
         yield driver
-        context.close()
     assert driver.left_the_machine == []
 
 

@@ -47,7 +47,7 @@ use std::path::{Path, PathBuf};
 
 use burn::tensor::kind::Basic;
 use burn::tensor::{bf16, f16, BoolStore, DType, Device, Tensor, TensorData};
-use safetensors::tensor::{Dtype, TensorView};
+use safetensors::tensor::Dtype;
 use serde_json::{json, Map, Value};
 
 use crate::Error;
@@ -292,10 +292,32 @@ impl Dump {
         let device = tensor.device();
         let data = tensor.try_into_data().map_err(|e| Error::Read { name: name.to_string(), message: e.to_string() })?;
         self.data(name, data)?;
-        if !self.metadata.contains_key("backend") {
-            self.metadata.insert("backend".to_string(), backend_name(&device));
-        }
+        self.name_backend(&device);
         Ok(self)
+    }
+
+    /// Names the backend after `device`, unless the builder or an earlier tensor did.
+    pub(crate) fn name_backend(&mut self, device: &Device) {
+        if !self.metadata.contains_key("backend") {
+            self.metadata.insert("backend".to_string(), backend_name(device));
+        }
+    }
+
+    /// Adds a converted tensor under `name`; fails as [`data`](Self::data) does.
+    pub(crate) fn insert(&mut self, name: &str, tensor: DumpTensor) -> Result<(), Error> {
+        check_name(name, &self.tensors)?;
+        self.tensors.insert(name.to_string(), tensor);
+        Ok(())
+    }
+
+    /// The bytes of the tensors held.
+    pub(crate) fn tensor_bytes(&self) -> usize {
+        self.tensors.values().map(|t| t.bytes.len()).sum()
+    }
+
+    /// Drops every tensor, keeping the metadata.
+    pub(crate) fn clear_tensors(&mut self) {
+        self.tensors.clear();
     }
 
     /// Adds host data under `name`, in its own dtype, e.g. `TensorData::new(vec![0.5f32], [1])`.
@@ -384,7 +406,7 @@ impl Dump {
             write_atomically(path, &self.json_bytes()?)?;
             return Ok(path.to_path_buf());
         }
-        write_atomically(path, &self.safetensors_bytes()?)?;
+        self.write_safetensors(path)?;
         let json = path.with_extension("json");
         let written = if fits_json { self.json_bytes().and_then(|bytes| write_atomically(&json, &bytes)) } else { Ok(()) };
         if !fits_json || written.is_err() {
@@ -401,16 +423,58 @@ impl Dump {
     /// The safetensors form: every tensor's little-endian bytes under its dtype's name, the
     /// metadata in `__metadata__`.
     pub fn safetensors_bytes(&self) -> Result<Vec<u8>, Error> {
-        let views = self
-            .tensors
-            .iter()
-            .map(|(name, t)| TensorView::new(t.dtype, t.shape.clone(), &t.bytes).map(|view| (name.as_str(), view)))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| Error::Serialize { message: e.to_string() })?;
-        let metadata = self.written_metadata();
-        let bytes = safetensors::serialize(views, Some(metadata.clone().into_iter().collect::<HashMap<_, _>>()))
-            .map_err(|e| Error::Serialize { message: e.to_string() })?;
-        sorted_header(bytes, &metadata).map_err(|message| Error::Serialize { message })
+        let (header, order) = self.safetensors_layout()?;
+        let mut bytes = Vec::with_capacity(header.len() + self.tensor_bytes());
+        bytes.extend_from_slice(&header);
+        for tensor in order {
+            bytes.extend_from_slice(&tensor.bytes);
+        }
+        Ok(bytes)
+    }
+
+    /// Writes the safetensors form to `path` atomically, tensor by tensor: no copy of the whole
+    /// file is made in memory (a shard of a recording is written so).
+    pub(crate) fn write_safetensors(&self, path: &Path) -> Result<(), Error> {
+        let (header, order) = self.safetensors_layout()?;
+        write_atomically_with(path, |file| {
+            let mut out = io::BufWriter::with_capacity(1 << 20, file);
+            out.write_all(&header)?;
+            for tensor in order {
+                out.write_all(&tensor.bytes)?;
+            }
+            out.flush()
+        })
+    }
+
+    /// The safetensors file's header (length, JSON, padding) and the tensors in the order their
+    /// bytes follow it: the safetensors crate's layout (data by descending dtype alignment, then
+    /// name), with a header in a fixed order: `__metadata__` sorted by key, then the tensors by
+    /// name (the crate takes the metadata as a `HashMap`, whose order changes from run to run).
+    fn safetensors_layout(&self) -> Result<(Vec<u8>, Vec<&DumpTensor>), Error> {
+        let mut order: Vec<(&String, &DumpTensor)> = self.tensors.iter().collect();
+        order.sort_by(|(left_name, left), (right_name, right)| right.dtype.cmp(&left.dtype).then(left_name.cmp(right_name)));
+        let mut offsets = HashMap::new();
+        let mut offset = 0;
+        for (name, tensor) in &order {
+            offsets.insert(name.as_str(), (offset, offset + tensor.bytes.len()));
+            offset += tensor.bytes.len();
+        }
+        // Maps filled in sorted order: sorted whether serde_json keeps insertion order or sorts.
+        let mut header = Map::new();
+        let metadata: Map<String, Value> = self.written_metadata().into_iter().map(|(k, v)| (k, Value::String(v))).collect();
+        header.insert("__metadata__".to_string(), Value::Object(metadata));
+        for (name, tensor) in &self.tensors {
+            let (start, end) = offsets[name.as_str()];
+            header.insert(name.clone(), json!({"dtype": tensor.dtype(), "shape": tensor.shape, "data_offsets": [start, end]}));
+        }
+        let mut text = serde_json::to_string(&Value::Object(header)).map_err(|e| Error::Serialize { message: e.to_string() })?;
+        while text.len() % 8 != 0 {
+            text.push(' '); // safetensors pads the header to 8 bytes, so the data stays aligned
+        }
+        let mut bytes = Vec::with_capacity(8 + text.len());
+        bytes.extend_from_slice(&(text.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(text.as_bytes());
+        Ok((bytes, order.into_iter().map(|(_, tensor)| tensor).collect()))
     }
 
     /// The readable JSON form (docs/dump-format.md): per tensor its dtype, shape and values,
@@ -423,33 +487,11 @@ impl Dump {
         Ok(bytes)
     }
 
-    fn written_metadata(&self) -> BTreeMap<String, String> {
+    pub(crate) fn written_metadata(&self) -> BTreeMap<String, String> {
         let mut metadata = self.metadata.clone();
         metadata.entry("backend".to_string()).or_insert_with(|| "unknown".to_string());
         metadata
     }
-}
-
-/// The same file with its header written in a fixed order: `__metadata__` sorted by key, then
-/// the tensors by name. The safetensors crate takes the metadata as a `HashMap`, whose order
-/// changes from run to run, so the same dump would otherwise not give the same bytes.
-fn sorted_header(bytes: Vec<u8>, metadata: &BTreeMap<String, String>) -> Result<Vec<u8>, String> {
-    let length = u64::from_le_bytes(bytes[..8].try_into().map_err(|_| "no header length")?) as usize;
-    let parsed: BTreeMap<String, Value> = serde_json::from_slice(&bytes[8..8 + length]).map_err(|e| e.to_string())?;
-    // Maps filled in sorted order: sorted whether serde_json keeps insertion order or sorts.
-    let mut header = Map::new();
-    let sorted_metadata: Map<String, Value> = metadata.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
-    header.insert("__metadata__".to_string(), Value::Object(sorted_metadata));
-    header.extend(parsed.into_iter().filter(|(name, _)| name != "__metadata__"));
-    let mut text = serde_json::to_string(&Value::Object(header)).map_err(|e| e.to_string())?;
-    while text.len() % 8 != 0 {
-        text.push(' '); // safetensors pads the header to 8 bytes, so the data stays aligned
-    }
-    let mut out = Vec::with_capacity(8 + text.len() + bytes.len() - 8 - length);
-    out.extend_from_slice(&(text.len() as u64).to_le_bytes());
-    out.extend_from_slice(text.as_bytes());
-    out.extend_from_slice(&bytes[8 + length..]);
-    Ok(out)
 }
 
 fn check_name(name: &str, tensors: &BTreeMap<String, DumpTensor>) -> Result<(), Error> {
@@ -515,7 +557,7 @@ impl DumpTensor {
         self.len() == 0
     }
 
-    fn from_data(name: &str, data: TensorData) -> Result<Self, Error> {
+    pub(crate) fn from_data(name: &str, data: TensorData) -> Result<Self, Error> {
         let read = |e: burn::tensor::DataError| Error::Read { name: name.to_string(), message: e.to_string() };
         let shape = data.shape().as_slice().to_vec();
         if let Some((dtype, bytes)) = native_little_endian(&data) {
@@ -688,14 +730,172 @@ impl Half {
     }
 }
 
+/// The size of a shard unless told: [`Recorder::shard_bytes`](crate::record::Recorder::shard_bytes).
+pub const SHARD_BYTES: usize = 256 << 20;
+
+/// A dump written shard by shard as its tensors arrive (docs/recording.md, "Sharded
+/// recordings"), to be read as one by `pita.dump.read_dump`: the tensors are held until the next
+/// would take them past the shard size, then written as `<stem>-00001.safetensors`, … beside
+/// `path`, and freed; [`finish`](Self::finish) writes the last shard and the index
+/// `<path>.index.json`, or `path` itself (and its JSON form) when everything fit in one shard.
+/// Each file is written under a temporary name and renamed; on an error, and when dropped
+/// unfinished, every file it wrote is removed. The files of an earlier dump at `path` are removed
+/// once this one is complete.
+pub(crate) struct Shards {
+    path: PathBuf,
+    limit: usize,
+    /// The tensors held, under the metadata every shard carries.
+    current: Dump,
+    written: Vec<PathBuf>,
+    weight_map: BTreeMap<String, String>,
+    /// Why a write failed: the files are gone and nothing more is written.
+    failed: Option<String>,
+    finished: bool,
+}
+
+impl Shards {
+    /// A dump to write at `path` (`.safetensors`, any case) with `metadata` in every shard; makes
+    /// the folder.
+    pub(crate) fn new(path: &Path, limit: usize, current: Dump) -> Result<Self, Error> {
+        let extension = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+        if extension.as_deref() != Some("safetensors") || path.file_stem().is_none_or(|stem| stem.is_empty()) {
+            return Err(Error::InvalidPath { path: path.to_path_buf(), reason: "a recording is written as <name>.safetensors" });
+        }
+        if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+            fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        Ok(Shards { path: path.to_path_buf(), limit, current, written: Vec::new(), weight_map: BTreeMap::new(), failed: None, finished: false })
+    }
+
+    pub(crate) fn set_limit(&mut self, limit: usize) {
+        self.limit = limit;
+    }
+
+    /// The dump the shards are written from: its metadata goes into each shard.
+    pub(crate) fn current(&mut self) -> &mut Dump {
+        &mut self.current
+    }
+
+    /// Adds `tensor`, writing the tensors held first if it would take them past the shard size.
+    pub(crate) fn push(&mut self, name: &str, tensor: DumpTensor) -> Result<(), Error> {
+        self.check()?;
+        if !self.current.is_empty() && self.current.tensor_bytes() + tensor.bytes.len() > self.limit {
+            self.write_shard()?;
+        }
+        self.current.insert(name, tensor)
+    }
+
+    fn check(&self) -> Result<(), Error> {
+        match &self.failed {
+            Some(why) => Err(Error::Recording { message: format!("{}: an earlier write failed ({why}); nothing of it is kept", self.path.display()) }),
+            None => Ok(()),
+        }
+    }
+
+    fn stem(&self) -> String {
+        let name = self.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        name[..name.len() - ".safetensors".len()].to_string()
+    }
+
+    fn index_path(&self) -> PathBuf {
+        let name = self.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        self.path.with_file_name(format!("{name}.index.json"))
+    }
+
+    fn write_shard(&mut self) -> Result<(), Error> {
+        let name = format!("{}-{:05}.safetensors", self.stem(), self.written.len() + 1);
+        let path = self.path.with_file_name(&name);
+        let written = self.current.write_safetensors(&path);
+        self.fail_on(written)?;
+        self.written.push(path);
+        self.weight_map.extend(self.current.names().map(|tensor| (tensor.to_string(), name.clone())));
+        self.current.clear_tensors();
+        Ok(())
+    }
+
+    /// On an error, removes every file written and refuses to write more.
+    fn fail_on<T>(&mut self, result: Result<T, Error>) -> Result<T, Error> {
+        if let Err(error) = &result {
+            self.failed = Some(error.to_string());
+            self.remove_written();
+        }
+        result
+    }
+
+    fn remove_written(&mut self) {
+        for path in self.written.drain(..) {
+            let _ = fs::remove_file(path);
+        }
+    }
+
+    /// Writes what remains with `metadata` (every key of the recording) added: `path` itself
+    /// when nothing was written yet, else the last shard and the index. Returns the path written.
+    pub(crate) fn finish(mut self, metadata: &[(&str, String)]) -> Result<PathBuf, Error> {
+        self.check()?;
+        if !self.written.is_empty() && !self.current.is_empty() {
+            self.write_shard()?; // the shards carry the metadata known from the start only
+        }
+        for (key, value) in metadata {
+            self.current.set_metadata(key, value)?;
+        }
+        let written = if self.written.is_empty() { self.current.write_to(&self.path) } else { self.write_index() };
+        let path = self.fail_on(written)?;
+        self.finished = true;
+        self.remove_earlier(&path);
+        Ok(path)
+    }
+
+    fn write_index(&mut self) -> Result<PathBuf, Error> {
+        let metadata = self.current.written_metadata();
+        let index = json!({"metadata": metadata, "weight_map": self.weight_map});
+        let mut bytes = serde_json::to_vec_pretty(&index).map_err(|e| Error::Serialize { message: e.to_string() })?;
+        bytes.push(b'\n');
+        let path = self.index_path();
+        write_atomically(&path, &bytes)?;
+        Ok(path)
+    }
+
+    /// Removes the files an earlier recording at this path left that this one did not write:
+    /// `path` and its JSON form, the index, and shards `<stem>-<digits>.safetensors`. Best effort:
+    /// this recording is complete either way.
+    fn remove_earlier(&self, written: &Path) {
+        let stem = self.stem();
+        let mut earlier = vec![self.path.clone(), self.path.with_extension("json"), self.index_path()];
+        if let Ok(entries) = fs::read_dir(self.path.parent().filter(|dir| !dir.as_os_str().is_empty()).unwrap_or(Path::new("."))) {
+            let shard = |name: &str| {
+                let digits = name.strip_prefix(&stem).and_then(|rest| rest.strip_prefix('-')).and_then(|rest| rest.strip_suffix(".safetensors"));
+                digits.is_some_and(|d| d.len() >= 5 && d.bytes().all(|b| b.is_ascii_digit()))
+            };
+            earlier.extend(entries.flatten().filter(|entry| shard(&entry.file_name().to_string_lossy())).map(|entry| self.path.with_file_name(entry.file_name())));
+        }
+        let kept = |path: &PathBuf| path == written || self.written.contains(path) || (written == self.path && *path == self.path.with_extension("json"));
+        for path in earlier.iter().filter(|path| !kept(path)) {
+            let _ = fs::remove_file(path);
+        }
+    }
+}
+
+impl Drop for Shards {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.remove_written();
+        }
+    }
+}
+
 /// Writes `bytes` to a hidden temporary file beside `path` (which pita's folder reader skips),
 /// flushed to disk, and renames it over `path`, so readers never see half a file. On failure the
 /// temporary file is removed and `path` keeps what it held.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    write_atomically_with(path, |file| file.write_all(bytes))
+}
+
+/// [`write_atomically`] with the bytes written by `write` into the temporary file.
+pub(crate) fn write_atomically_with(path: &Path, write: impl FnOnce(&mut fs::File) -> io::Result<()>) -> Result<(), Error> {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = path.with_file_name(format!(".{name}.tmp{}", std::process::id()));
     let written = fs::File::create(&tmp)
-        .and_then(|mut file| file.write_all(bytes).and_then(|()| file.sync_all()))
+        .and_then(|mut file| write(&mut file).and_then(|()| file.sync_all()))
         .and_then(|()| fs::rename(&tmp, path));
     written.map_err(|e| {
         let _ = fs::remove_file(&tmp);
@@ -732,6 +932,7 @@ fn native_little_endian(data: &TensorData) -> Option<(Dtype, Vec<u8>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use safetensors::tensor::TensorView;
 
     #[test]
     fn the_same_dump_gives_the_same_bytes() {
@@ -847,6 +1048,57 @@ mod tests {
         assert_eq!(backend_name(&Device::ndarray().autodiff()), "Autodiff<NdArray>");
         assert_eq!(backend_name(&Device::flex().autodiff().gradient_checkpointing()), "Autodiff<Flex, checkpointing Balanced>");
         assert_eq!(short_backend("Cube(Cuda(CudaDevice { index: 0 }))"), "Cuda(CudaDevice { index: 0 })");
+    }
+
+    /// The file as the safetensors crate writes it, its header then put in the fixed order: what
+    /// `safetensors_bytes` wrote before it wrote tensor by tensor.
+    fn through_the_safetensors_crate(dump: &Dump) -> Vec<u8> {
+        let views: Vec<_> = dump.tensors.iter().map(|(name, t)| (name.as_str(), TensorView::new(t.dtype, t.shape.clone(), &t.bytes).unwrap())).collect();
+        let metadata = dump.written_metadata();
+        let bytes = safetensors::serialize(views, Some(metadata.clone().into_iter().collect::<HashMap<_, _>>())).unwrap();
+        sorted_header(bytes, &metadata).unwrap()
+    }
+
+/// The same file with its header written in a fixed order: `__metadata__` sorted by key, then
+    /// the tensors by name. The safetensors crate takes the metadata as a `HashMap`, whose order
+    /// changes from run to run, so the same dump would otherwise not give the same bytes.
+    fn sorted_header(bytes: Vec<u8>, metadata: &BTreeMap<String, String>) -> Result<Vec<u8>, String> {
+        let length = u64::from_le_bytes(bytes[..8].try_into().map_err(|_| "no header length")?) as usize;
+        let parsed: BTreeMap<String, Value> = serde_json::from_slice(&bytes[8..8 + length]).map_err(|e| e.to_string())?;
+        // Maps filled in sorted order: sorted whether serde_json keeps insertion order or sorts.
+        let mut header = Map::new();
+        let sorted_metadata: Map<String, Value> = metadata.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+        header.insert("__metadata__".to_string(), Value::Object(sorted_metadata));
+        header.extend(parsed.into_iter().filter(|(name, _)| name != "__metadata__"));
+        let mut text = serde_json::to_string(&Value::Object(header)).map_err(|e| e.to_string())?;
+        while text.len() % 8 != 0 {
+            text.push(' '); // safetensors pads the header to 8 bytes, so the data stays aligned
+        }
+        let mut out = Vec::with_capacity(8 + text.len() + bytes.len() - 8 - length);
+        out.extend_from_slice(&(text.len() as u64).to_le_bytes());
+        out.extend_from_slice(text.as_bytes());
+        out.extend_from_slice(&bytes[8 + length..]);
+        Ok(out)
+    }
+
+    #[test]
+    fn writes_the_bytes_the_safetensors_crate_writes() {
+        let mut dump = Dump::builder().variant("mix").build().unwrap();
+        dump.data("b", TensorData::new(vec![1u8, 2, 3], [3])).unwrap()
+            .data("a", TensorData::new(vec![0.5f32, -1.0], [2])).unwrap()
+            .data("c", TensorData::new(vec![2.5f64], [1])).unwrap()
+            .data("h", TensorData::new(vec![f16::from_f32(1.0)], [1])).unwrap()
+            .data("s", TensorData::new(vec![7i64], [0usize; 0])).unwrap();
+        let bytes = dump.safetensors_bytes().unwrap();
+        assert_eq!(bytes, through_the_safetensors_crate(&dump));
+        let mut changed = dump.clone();
+        changed.data("z", TensorData::new(vec![1.0f32], [1])).unwrap();
+        assert_ne!(changed.safetensors_bytes().unwrap(), bytes);
+        let path = std::env::temp_dir().join(format!("pita-dump-stream-{}.safetensors", std::process::id()));
+        dump.write_safetensors(&path).unwrap();
+        let written = fs::read(&path).unwrap();
+        fs::remove_file(&path).unwrap();
+        assert_eq!(written, bytes);
     }
 
     #[test]

@@ -120,23 +120,34 @@
 //! without a setting of their own, and the inner modules of those PyTorch implements as one (Gru
 //! and Lstm gates, MultiHeadAttention's `query`, `key`, `value`) are not recorded.
 //! [`loss_fn`](Recorder::loss_fn) writes the loss module's settings (`loss_fn`) the same way.
+//!
+//! # Large models and long runs
+//!
+//! [`stream_to`](Recorder::stream_to) writes the recording while it is made, a shard of
+//! [`shard_bytes`](Recorder::shard_bytes) at a time, so it costs one shard of memory rather than
+//! the whole recording; [`finish`](Recorder::finish) completes it. [`every`](Recorder::every) and
+//! [`steps`](Recorder::steps) make a light trace of a long run: step 1 in full, every step's loss
+//! and gradient norms ([`grad_norms`](Recorder::grad_norms)), and the parameters every k steps
+//! and after the last.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt;
 use std::marker::PhantomData;
+use std::path::{Path, PathBuf};
 
 use burn::config::Config;
 use burn::module::{Module, ModuleDisplay};
 #[cfg(feature = "autodiff")]
 use burn::tensor::Gradients;
 use burn::nn::loss::Reduction;
-use burn::tensor::{DType, Tensor};
+use burn::tensor::{DType, Device, Tensor, TensorData};
 
-use crate::dump::{Dump, DumpBuilder};
+use crate::dump::{Dump, DumpBuilder, DumpTensor, Shards, SHARD_BYTES};
 use crate::Error;
 
 mod naming;
+mod progress;
 mod settings;
 mod visit;
 
@@ -151,7 +162,7 @@ pub const RECORDING: &str = "pita-record/1";
 /// `buffers`, `optimizer`, `masks_replayed`, `modules` and `loss_fn` only when there is something to say, and those
 /// only `pita.torch` writes (`densified`, `reference64`); a builder that already holds one is
 /// refused.
-pub const RECORDING_KEYS: [&str; 12] = [
+pub const RECORDING_KEYS: [&str; 13] = [
     "recording",
     "execution_order",
     "steps",
@@ -164,6 +175,7 @@ pub const RECORDING_KEYS: [&str; 12] = [
     "masks_replayed",
     "modules",
     "loss_fn",
+    "every",
 ];
 
 // The convention's names, as `pita/recording.py` (its reference) builds them; the tests hold both
@@ -192,6 +204,12 @@ pub(crate) fn step_name(step: usize, path: &str) -> String {
 
 pub(crate) fn loss_name(step: usize) -> String {
     format!("loss/{step}")
+}
+
+/// `gradnorm<step>/<path>`: the L2 norm of a parameter's gradient in that step, a 0-d tensor.
+#[cfg_attr(not(feature = "autodiff"), allow(dead_code))] // `Recorder::grad_norms` needs autodiff
+pub(crate) fn gradnorm_name(step: usize, path: &str) -> String {
+    format!("gradnorm{step}/{path}")
 }
 
 /// `act/<module>` for the first call, `act/<module>#<call>` for a later one.
@@ -227,23 +245,49 @@ thread_local! {
     static SESSION: RefCell<Option<Session>> = const { RefCell::new(None) };
 }
 
-/// Adds a held tensor to a dump (reading it from its device).
-type Write = Box<dyn FnOnce(&mut Dump) -> Result<(), Error> + Send>;
+/// Reads a held tensor from its device: its data, and the device (which names the backend).
+type Reader = Box<dyn FnOnce() -> Result<(TensorData, Device), Error> + Send>;
 
-/// A tensor held until [`Recorder::into_dump`] reads it: its device is not synchronised while
-/// the run records.
+/// A tensor held until it is read: by [`Recorder::into_dump`], or at once when the recorder
+/// streams ([`Recorder::stream_to`]).
 struct Entry {
     name: String,
     dtype: DType,
-    write: Write,
+    read: Reader,
 }
 
 impl Entry {
     fn new<const D: usize>(name: String, tensor: Tensor<D>) -> Self {
         let dtype = tensor.dtype();
         let key = name.clone();
-        Entry { name, dtype, write: Box::new(move |dump: &mut Dump| dump.tensor(&key, tensor).map(|_| ())) }
+        Entry { name, dtype, read: Box::new(move || read(&key, tensor)) }
     }
+
+    /// The L2 norm of `tensor`, computed now in its dtype, held as a 0-d tensor.
+    fn norm<const D: usize>(name: String, tensor: Tensor<D>) -> Self {
+        let dtype = tensor.dtype();
+        let norm = tensor.powi_scalar(2).sum().sqrt(); // one value, shape [1]
+        let key = name.clone();
+        let read = move || {
+            let (data, device) = read(&key, norm)?;
+            let (bytes, _, dtype) = data.into_parts();
+            Ok((TensorData::from_bytes(bytes, [0usize; 0], dtype), device))
+        };
+        Entry { name, dtype, read: Box::new(read) }
+    }
+
+    /// Reads the tensor into the dump's form.
+    fn convert(self) -> Result<(String, DumpTensor, Device), Error> {
+        let (data, device) = (self.read)()?;
+        let tensor = DumpTensor::from_data(&self.name, data)?;
+        Ok((self.name, tensor, device))
+    }
+}
+
+fn read<const D: usize>(name: &str, tensor: Tensor<D>) -> Result<(TensorData, Device), Error> {
+    let device = tensor.device();
+    let data = tensor.try_into_data().map_err(|e| Error::Read { name: name.to_string(), message: e.to_string() })?;
+    Ok((data, device))
 }
 
 #[derive(Default)]
@@ -346,12 +390,26 @@ fn record_tap<const D: usize>(name: &str, tensor: &Tensor<D>) {
 ///
 /// Every tensor keeps its dtype. The recorder holds the tensors (handles, not copies; burn
 /// tensors are immutable, so a later step does not change them) and reads them from their
-/// device once, in [`into_dump`](Self::into_dump).
-#[must_use = "a recorder records nothing until its methods are called and `into_dump` writes it"]
+/// device once, in [`into_dump`](Self::into_dump). With [`stream_to`](Self::stream_to) it reads
+/// each when recorded instead and writes them shard by shard, [`finish`](Self::finish) writing
+/// the rest: memory holds one shard at most. [`every`](Self::every) records a light trace of a
+/// long run.
+#[must_use = "a recorder records nothing until its methods are called and `into_dump` or `finish` writes it"]
 pub struct Recorder {
     naming: Names,
+    /// The tensors not read yet: all of them, or (streaming) the taps of a guard just dropped.
     entries: Vec<Entry>,
+    /// Every name recorded, in the order recorded.
+    names: Vec<String>,
     recorded: HashSet<String>,
+    /// The first float parameter's dtype, and the first float tensor's.
+    dtypes: (Option<DType>, Option<DType>),
+    sink: Option<Shards>,
+    shard_bytes: usize,
+    every: Option<usize>,
+    /// The run's number of steps, from [`steps`](Recorder::steps).
+    total_steps: Option<usize>,
+    progress: progress::Progress,
     acts: Vec<String>,
     no_grad: Vec<String>,
     buffers: Vec<String>,
@@ -370,7 +428,14 @@ impl Default for Recorder {
         Recorder {
             naming: Names::default(),
             entries: Vec::new(),
+            names: Vec::new(),
             recorded: HashSet::new(),
+            dtypes: (None, None),
+            sink: None,
+            shard_bytes: SHARD_BYTES,
+            every: None,
+            total_steps: None,
+            progress: progress::Progress::default(),
             acts: Vec::new(),
             no_grad: Vec::new(),
             buffers: Vec::new(),
@@ -393,6 +458,9 @@ impl fmt::Debug for Recorder {
             .field("prefix", &self.naming.prefix)
             .field("names", &self.names().collect::<Vec<_>>())
             .field("steps", &self.steps)
+            .field("every", &self.every)
+            .field("total_steps", &self.total_steps)
+            .field("streams", &self.sink.is_some())
             .finish()
     }
 }
@@ -486,6 +554,60 @@ impl Recorder {
         self
     }
 
+    /// Streams the recording to `path` (`<name>.safetensors`): each tensor is read from its
+    /// device when recorded (a tap's when its guard drops, at the next call) and held only until
+    /// the tensors held would pass [`shard_bytes`](Self::shard_bytes); then they are written as
+    /// a shard, `<name>-00001.safetensors`, `<name>-00002.safetensors`, … beside `path`, and freed.
+    /// [`finish`](Self::finish) writes the rest and the index `<name>.safetensors.index.json`
+    /// (Hugging Face's layout, which `pita trace` reads for `path`), or `path` alone, as
+    /// [`Dump::write_to`] writes it, when everything fit in one shard. `builder` gives the
+    /// provenance, as for [`into_dump`](Self::into_dump); each shard carries it and `recording`,
+    /// the index every metadata key.
+    ///
+    /// Nothing half-written: each file is written under a temporary name and renamed; if a
+    /// write fails, or the recorder is dropped before `finish`, every file of this recording is
+    /// removed. The files of an earlier recording at `path` are removed when this one is complete.
+    ///
+    /// Fails for a path that does not end in `.safetensors`, a folder that cannot be made, and as
+    /// [`into_dump`](Self::into_dump) fails for the builder.
+    pub fn stream_to(mut self, path: impl AsRef<Path>, builder: DumpBuilder) -> Result<Self, Error> {
+        let mut dump = builder.build()?;
+        refuse_recording_keys(&dump, "Recorder::finish sets it")?;
+        dump.set_metadata("recording", RECORDING)?;
+        self.sink = Some(Shards::new(path.as_ref(), self.shard_bytes, dump)?);
+        Ok(self)
+    }
+
+    /// The size of a shard for [`stream_to`](Self::stream_to), in bytes of tensor data
+    /// (default [`SHARD_BYTES`], 256 MiB); a tensor larger than it makes a shard of its own.
+    pub fn shard_bytes(mut self, bytes: usize) -> Self {
+        self.shard_bytes = bytes;
+        if let Some(sink) = self.sink.as_mut() {
+            sink.set_limit(bytes);
+        }
+        self
+    }
+
+    /// The run's number of steps, `N`: the metadata key `steps`, the last step
+    /// [`every`](Self::every) records, and the progress line `[k/N] record step k…` (on stderr,
+    /// on a terminal only; `PITA_PROGRESS=0` silences it, `=1` forces it). Steps beyond `N` are
+    /// refused.
+    pub fn steps(mut self, steps: usize) -> Self {
+        self.total_steps = Some(steps);
+        self
+    }
+
+    /// A light trace of a long run (needs [`steps`](Self::steps)): [`step`](Self::step)
+    /// records the parameters and buffers after step 1, after each step that is a multiple of
+    /// `every`, and after the last step `N`, and does nothing for the others. With
+    /// [`loss`](Self::loss) and `grad_norms` (`gradnorm<k>/<path>`) called every step and the
+    /// activations and gradients of step 1, that is the light trace `pita trace` follows step by
+    /// step. Writes the metadata key `every`. Step 1 is recorded in full either way.
+    pub fn every(mut self, every: usize) -> Self {
+        self.every = Some(every);
+        self
+    }
+
     /// Records each float parameter of `model` as `param/<path>`, as loaded, before the first
     /// step, and the settings of its modules as the metadata key `modules`, which `pita trace`
     /// compares with PyTorch's before any tensor: `{"<module path>": {"kind": "LayerNorm",
@@ -528,11 +650,11 @@ impl Recorder {
     }
 
     /// Records the loss of step `step` (1, 2, …) as `loss/<step>`. Fails for a step 0 or
-    /// beyond 999_999_999 (nine digits), a loss of more than one value (shape other than `[1]`),
+    /// beyond 999_999_999 (nine digits) or [`steps`](Self::steps), a loss of more than one value (shape other than `[1]`),
     /// or a step recorded already.
     pub fn loss(&mut self, step: usize, loss: &Tensor<1>) -> Result<&mut Self, Error> {
         let name = loss_name(step);
-        check_step(&name, step)?;
+        self.begin_step(&name, step)?;
         let dims = loss.dims();
         if dims != [1] {
             return Err(recording(format!("{name}: a loss is one value, shape [1]; this one has shape {dims:?} (reduce it first)")));
@@ -565,18 +687,47 @@ impl Recorder {
         Ok(self)
     }
 
+    /// Records the L2 norm of each parameter's gradient in step `step` as `gradnorm<step>/<path>`
+    /// (feature `autodiff`): a 0-d tensor in the gradient's dtype, `sqrt(sum(grad²))` computed
+    /// now on the gradient's device (a packed tensor's norm is its blocks' together). Call it
+    /// every step of a long run, before the optimizer consumes `grads`, as
+    /// [`grads`](Self::grads) is called. Parameters without a gradient are left out.
+    ///
+    /// Fails for a step 0 or beyond 999_999_999 or [`steps`](Self::steps), if no parameter has a
+    /// gradient in `grads`, or if the step's norms are recorded already.
+    #[cfg(feature = "autodiff")]
+    pub fn grad_norms<M: Module>(&mut self, step: usize, model: &M, grads: &Gradients) -> Result<&mut Self, Error> {
+        let what = gradnorm_name(step, "");
+        self.begin_step(&what, step)?;
+        let name = |path: &str| gradnorm_name(step, path);
+        let mut visit = Visit::new(&self.naming, &name, visit::Grads(grads), Select::Parameters).norms();
+        model.visit(&mut visit);
+        let found = visit.finish();
+        if found.entries.is_empty() && !found.unread.is_empty() {
+            return Err(recording(format!("{what}: no parameter of the model has a gradient in these Gradients")));
+        }
+        self.add(found.entries)
+    }
+
     /// Records each float parameter of `model` after optimizer step `step` (1, 2, …) as
     /// `step<step>/<path>`, and each buffer (BatchNorm's `running_mean` and `running_var`) as
     /// it stands after that step's forward, listing their paths in the metadata key `buffers`.
-    /// Fails for a step 0 or beyond 999_999_999 (nine digits), or a step recorded already.
+    /// With [`every`](Self::every), only after step 1, the multiples of `every` and the last
+    /// step; the others record nothing (and cost nothing).
+    /// Fails for a step 0 or beyond 999_999_999 (nine digits) or [`steps`](Self::steps), a step
+    /// recorded already, or `every` without `steps` (or either 0).
     ///
     /// burn keeps the running statistics a forward computed pending on its thread until the next
     /// forward reads them; reading the buffers settles them (`Module::valid`), which changes
     /// nothing the next forward computes.
     pub fn step<M: Module>(&mut self, step: usize, model: &M) -> Result<&mut Self, Error> {
-        check_step(&format!("step{step}"), step)?;
+        self.begin_step(&format!("step{step}"), step)?;
         if self.steps.contains(&step) {
             return Err(recording(format!("step{step} is recorded already")));
+        }
+        if !self.records_parameters_after(step)? {
+            self.steps.insert(step);
+            return Ok(self);
         }
         let name = |path: &str| step_name(step, path);
         let Found { mut entries, buffers, .. } = self.collect(model, &name, Values, Select::Parameters);
@@ -651,7 +802,26 @@ impl Recorder {
 
     /// Every name recorded so far, in the order recorded.
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.entries.iter().map(|entry| entry.name.as_str())
+        self.names.iter().map(String::as_str)
+    }
+
+    /// Writes what a recorder made with [`stream_to`](Self::stream_to) still holds, with the
+    /// metadata [`into_dump`](Self::into_dump) sets (and `every`), and returns the path written:
+    /// the `.safetensors` path given when everything fit in one shard, else the index
+    /// (`<name>.safetensors.index.json`). Clears the progress line.
+    ///
+    /// Fails for a recorder that does not stream (use `into_dump`), and as the writes fail;
+    /// then every file of this recording is removed.
+    pub fn finish(mut self) -> Result<PathBuf, Error> {
+        self.progress.clear();
+        if self.sink.is_none() {
+            return Err(recording("finish writes a recorder made with stream_to; this one holds its tensors: use into_dump"));
+        }
+        self.store_taps()?;
+        let metadata = self.metadata()?;
+        let sink = self.sink.take().expect("a streaming recorder");
+        let keys: Vec<(&str, String)> = metadata.iter().map(|(key, value)| (*key, value.clone())).collect();
+        sink.finish(&keys)
     }
 
     /// Builds the dump from `builder` (give it any provenance, and the variant to
@@ -671,43 +841,75 @@ impl Recorder {
     /// Fails as [`DumpBuilder::build`] and [`Dump::tensor`] do (an activation name that cannot
     /// be printed on one line, a tap named `x#2` beside a second call of `x`), and with
     /// [`Error::ReservedKey`] if the builder holds one of [`RECORDING_KEYS`].
-    pub fn into_dump(self, builder: DumpBuilder) -> Result<Dump, Error> {
+    pub fn into_dump(mut self, builder: DumpBuilder) -> Result<Dump, Error> {
+        self.progress.clear();
         let mut dump = builder.build()?;
-        if let Some(key) = RECORDING_KEYS.iter().find(|key| dump.metadata().contains_key(**key)) {
-            return Err(Error::ReservedKey { key: key.to_string(), hint: "Recorder::into_dump sets it" });
+        refuse_recording_keys(&dump, "Recorder::into_dump sets it")?;
+        if self.sink.is_some() {
+            return Err(recording("into_dump: this recorder streams to a file (stream_to): call finish"));
         }
-        let dtype = self.dtype();
-        let Recorder { entries, acts, no_grad, buffers, optimizer, modules, loss_fn, steps, masks_before, .. } = self;
-        for entry in entries {
-            (entry.write)(&mut dump)?;
+        for entry in std::mem::take(&mut self.entries) {
+            let (name, tensor, device) = entry.convert()?;
+            dump.insert(&name, tensor)?;
+            dump.name_backend(&device);
         }
-        let json = |names: &[String]| serde_json::to_string(names).map_err(|e| Error::Serialize { message: e.to_string() });
-        dump.set_metadata("recording", RECORDING)?.set_metadata("execution_order", json(&acts)?)?.set_metadata("steps", steps.len())?;
-        if let Some(dtype) = dtype {
-            dump.set_metadata("dtype", dtype)?;
-        }
-        if !no_grad.is_empty() {
-            dump.set_metadata("no_grad", json(&no_grad)?)?;
-        }
-        if !buffers.is_empty() {
-            dump.set_metadata("buffers", json(&buffers)?)?;
-        }
-        for (key, settings) in [("optimizer", optimizer), ("modules", modules), ("loss_fn", loss_fn)] {
-            if let Some(settings) = settings {
-                dump.set_metadata(key, settings)?;
-            }
-        }
-        let masks_replayed = crate::replay::replayed_masks().saturating_sub(masks_before);
-        if masks_replayed > 0 {
-            dump.set_metadata("masks_replayed", masks_replayed)?;
+        for (key, value) in self.metadata()? {
+            dump.set_metadata(key, value)?;
         }
         Ok(dump)
     }
 
-    fn dtype(&self) -> Option<String> {
-        let float = |entry: &&Entry| entry.dtype.is_float();
-        let first = self.entries.iter().filter(float).find(|entry| entry.name.starts_with(PARAM));
-        first.or_else(|| self.entries.iter().find(float)).map(|entry| dtype_name(entry.dtype))
+    /// The recording's metadata keys ([`into_dump`](Self::into_dump) lists them).
+    fn metadata(&self) -> Result<Vec<(&'static str, String)>, Error> {
+        let json = |names: &[String]| serde_json::to_string(names).map_err(|e| Error::Serialize { message: e.to_string() });
+        let steps = self.total_steps.unwrap_or(self.steps.len());
+        let mut metadata = vec![("recording", RECORDING.to_string()), ("execution_order", json(&self.acts)?), ("steps", steps.to_string())];
+        if let Some(dtype) = self.dtypes.0.or(self.dtypes.1) {
+            metadata.push(("dtype", dtype_name(dtype)));
+        }
+        if !self.no_grad.is_empty() {
+            metadata.push(("no_grad", json(&self.no_grad)?));
+        }
+        if !self.buffers.is_empty() {
+            metadata.push(("buffers", json(&self.buffers)?));
+        }
+        for (key, settings) in [("optimizer", &self.optimizer), ("modules", &self.modules), ("loss_fn", &self.loss_fn)] {
+            if let Some(settings) = settings {
+                metadata.push((key, settings.clone()));
+            }
+        }
+        let masks_replayed = crate::replay::replayed_masks().saturating_sub(self.masks_before);
+        if masks_replayed > 0 {
+            metadata.push(("masks_replayed", masks_replayed.to_string()));
+        }
+        if let Some(every) = self.every {
+            metadata.push(("every", every.to_string()));
+        }
+        Ok(metadata)
+    }
+
+    /// Checks a step number (against [`steps`](Self::steps) too), stores the taps of a guard
+    /// dropped since the last call, and draws the progress line.
+    fn begin_step(&mut self, what: &str, step: usize) -> Result<(), Error> {
+        check_step(what, step)?;
+        if let Some(total) = self.total_steps {
+            if step > total {
+                return Err(recording(format!("{what}: the run has {total} steps (Recorder::steps)")));
+            }
+            self.progress.step(step, total)?;
+        }
+        self.store_taps()
+    }
+
+    /// Whether [`step`](Self::step) records the parameters after `step`: always, unless
+    /// [`every`](Self::every) makes a light trace.
+    fn records_parameters_after(&self, step: usize) -> Result<bool, Error> {
+        let Some(every) = self.every else { return Ok(true) };
+        if every == 0 {
+            return Err(recording("every(0): parameters are recorded every k steps, k from 1"));
+        }
+        let last = self.total_steps.ok_or_else(|| recording("every(k) needs steps(n): the last step's parameters are recorded whatever k"))?;
+        Ok(step == 1 || step.is_multiple_of(every) || step == last)
     }
 
     /// The entries of `model`'s float tensors of kind `select`, named by `name` from their
@@ -718,15 +920,51 @@ impl Recorder {
         visit.finish()
     }
 
-    /// Adds all of `entries` or, if one of their names is recorded already, none.
+    /// Adds all of `entries` or, if one of their names is recorded already, none; a streaming
+    /// recorder reads them now.
     fn add(&mut self, entries: Vec<Entry>) -> Result<&mut Self, Error> {
+        self.store_taps()?;
         let mut seen = HashSet::new();
         if let Some(entry) = entries.iter().find(|entry| self.recorded.contains(&entry.name) || !seen.insert(entry.name.as_str())) {
             return Err(recording(format!("{} is recorded already", entry.name)));
         }
-        self.recorded.extend(entries.iter().map(|entry| entry.name.clone()));
+        for entry in &entries {
+            self.note(entry);
+        }
         self.entries.extend(entries);
+        self.store_taps()?;
         Ok(self)
+    }
+
+    /// Notes a new entry's name and dtype.
+    fn note(&mut self, entry: &Entry) {
+        self.recorded.insert(entry.name.clone());
+        self.names.push(entry.name.clone());
+        if entry.dtype.is_float() {
+            if entry.name.starts_with(PARAM) {
+                self.dtypes.0.get_or_insert(entry.dtype);
+            }
+            self.dtypes.1.get_or_insert(entry.dtype);
+        }
+    }
+
+    /// A streaming recorder reads the tensors it holds and hands them to its shards.
+    fn store_taps(&mut self) -> Result<(), Error> {
+        let Some(sink) = self.sink.as_mut() else { return Ok(()) };
+        for entry in std::mem::take(&mut self.entries) {
+            let (name, tensor, device) = entry.convert()?;
+            sink.current().name_backend(&device);
+            sink.push(&name, tensor)?;
+        }
+        Ok(())
+    }
+}
+
+/// Refuses a builder holding a key the recorder sets.
+fn refuse_recording_keys(dump: &Dump, hint: &'static str) -> Result<(), Error> {
+    match RECORDING_KEYS.iter().find(|key| dump.metadata().contains_key(**key)) {
+        Some(key) => Err(Error::ReservedKey { key: key.to_string(), hint }),
+        None => Ok(()),
     }
 }
 
@@ -771,8 +1009,8 @@ impl Drop for Listening<'_> {
             let recorder = &mut *self.recorder;
             for entry in session.taps {
                 recorder.acts.push(entry.name.clone());
-                recorder.recorded.insert(entry.name.clone());
-                recorder.entries.push(entry);
+                recorder.note(&entry);
+                recorder.entries.push(entry); // a streaming recorder reads them at its next call
             }
         }
     }

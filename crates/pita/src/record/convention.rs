@@ -54,6 +54,7 @@ fn builds_the_names_of_the_convention() {
             "loss_name" => loss_name(call.number(1)),
             "step_name" => step_name(call.number(1), call.text(2)),
             "mask_name" => mask_name(call.number(1), call.text(2), call.number(3)),
+            "gradnorm_name" => gradnorm_name(call.number(1), call.text(2)),
             "optim_name" => continue, // burn's recorder records no optimizer state
             other => panic!("a builder the recorder lacks: {other}"),
         };
@@ -76,12 +77,19 @@ fn refuses_the_step_numbers_the_convention_cannot_hold() {
         let result = match call.builder() {
             "loss_name" => recorder.loss(call.number(1), &loss).map(|_| ()),
             "step_name" => recorder.step(call.number(1), &model).map(|_| ()),
+            #[cfg(feature = "autodiff")]
+            "gradnorm_name" => {
+                let device = device.clone().autodiff();
+                let model = LinearConfig::new(1, 1).init(&device);
+                let grads = model.forward(Tensor::<2>::ones([1, 1], &device)).sum().backward();
+                recorder.grad_norms(call.number(1), &model, &grads).map(|_| ())
+            }
             _ => continue, // taps number their calls; no optimizer state
         };
         assert!(matches!(result, Err(Error::Recording { .. })), "{:?}", call.0);
         refused += 1;
     }
-    assert!(refused >= 4, "{refused} refusals checked");
+    assert!(refused >= 4 + if cfg!(feature = "autodiff") { 2 } else { 0 }, "{refused} refusals checked");
     Recorder::new().loss(MAX_STEP, &loss).unwrap().step(MAX_STEP, &model).unwrap();
 }
 

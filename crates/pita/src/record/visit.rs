@@ -119,6 +119,8 @@ pub(super) struct Visit<'p, R> {
     name: &'p dyn Fn(&str) -> String,
     read: R,
     select: Select,
+    /// Each tensor is recorded as its L2 norm ([`norms`](Visit::norms)).
+    norms: bool,
     path: Vec<String>,
     containers: Vec<String>,
     packs: Vec<Pack>,
@@ -133,7 +135,21 @@ impl<'p, R: Read> Visit<'p, R> {
     /// A traversal naming each tensor's path with `name` (`param/…`).
     pub fn new(names: &'p Names, name: &'p dyn Fn(&str) -> String, read: R, select: Select) -> Self {
         let found = Found { entries: Vec::new(), unread: Vec::new(), buffers: false };
-        Visit { names, name, read, select, path: Vec::new(), containers: Vec::new(), packs: Vec::new(), entries: Vec::new(), visited: 0, found }
+        Visit { names, name, read, select, norms: false, path: Vec::new(), containers: Vec::new(), packs: Vec::new(), entries: Vec::new(), visited: 0, found }
+    }
+
+    /// Records each tensor's L2 norm in its place (a packed tensor's: the pack's).
+    #[cfg_attr(not(feature = "autodiff"), allow(dead_code))] // `Recorder::grad_norms` needs autodiff
+    pub fn norms(mut self) -> Self {
+        self.norms = true;
+        self
+    }
+
+    fn entry<const D: usize>(&self, path: &str, tensor: Tensor<D>) -> Entry {
+        match self.norms {
+            true => Entry::norm((self.name)(path), tensor),
+            false => Entry::new((self.name)(path), tensor),
+        }
     }
 
     /// The entries in traversal order, and the rest of what the traversal found.
@@ -195,7 +211,8 @@ impl<'p, R: Read> Visit<'p, R> {
             .filter_map(|slot| slot.read)
             .map(|read| *read.tensor.downcast::<Tensor<D>>().expect("the blocks of a pack have one rank"))
             .collect();
-        self.entries.push((place, Entry::new((self.name)(&pack.path), Tensor::cat(blocks, 0))));
+        let entry = self.entry(&pack.path, Tensor::cat(blocks, 0));
+        self.entries.push((place, entry));
     }
 }
 
@@ -228,11 +245,14 @@ impl<R: Read> ModuleVisitor for Visit<'_, R> {
         let tensor = if naming.transpose { tensor.transpose() } else { tensor };
         match naming.block {
             Some(_) => {
-                let alone = Entry::new((self.name)(&naming.path), tensor.clone());
+                let alone = self.entry(&naming.path, tensor.clone());
                 let read = ReadBlock { alone, dims: tensor.dims().to_vec(), tensor: Box::new(tensor) };
                 self.pack::<D>(place, naming, Some(read));
             }
-            None => self.entries.push((place, Entry::new((self.name)(&naming.path), tensor))),
+            None => {
+                let entry = self.entry(&naming.path, tensor);
+                self.entries.push((place, entry));
+            }
         }
     }
 }

@@ -5,10 +5,13 @@
 //! ```console
 //! port-gpt2 --out DIR                         # the port: DIR/burn-port.safetensors
 //! port-gpt2 --out DIR --plant gelu-exact      # one mistake planted: DIR/burn-gelu-exact.safetensors
+//! port-gpt2 --out DIR --size medium           # GPT-2 medium's shape, as `pytorch.py --size medium` (bench/large_port.py)
 //! ```
 //!
 //! DIR holds what `pytorch.py --out DIR` wrote: weights.safetensors, data.safetensors and the
-//! reference recording torch-record.safetensors (whose dropout masks the run replays).
+//! reference recording torch-record.safetensors (whose dropout masks the run replays). The
+//! recording streams to disk as it is made, in shards of `--shard-bytes N` (default the
+//! recorder's, 256 MiB) once it outgrows one: the medium size's is about 7 GB.
 
 mod model;
 mod plants;
@@ -27,7 +30,7 @@ use pita::load_check::assert_fully_loaded;
 use pita::record::{safetensors_names, Recorder};
 use pita::replay::Replay;
 
-use model::{Gpt2, VOCAB, WIDTH};
+use model::{Gpt2, Size};
 use plants::{Plants, PLANTS};
 
 /// As `pytorch.py`: `torch.optim.AdamW(lr=1e-3)`, two steps.
@@ -46,26 +49,40 @@ const LOAD_RENAMES: [(&str, &str); 2] = [(r"^(.+\.ln_(?:\d+|f))\.weight$", "$1.g
 struct Args {
     out: PathBuf,
     plants: Plants,
+    size: Size,
+    shard_bytes: Option<usize>,
 }
 
 fn usage() -> String {
     let plants: Vec<String> = PLANTS.iter().map(|(name, what)| format!("  {name}: {what}")).collect();
-    format!("usage: port-gpt2 --out DIR [--plant NAME[,NAME...]]... (none: the port)\nplants:\n{}", plants.join("\n"))
+    format!(
+        "usage: port-gpt2 --out DIR [--plant NAME[,NAME...]]... (none: the port) [--size tiny|medium (pytorch.py's, default tiny)] [--shard-bytes N]\nplants:\n{}",
+        plants.join("\n")
+    )
 }
 
 impl Args {
     fn parse() -> Result<Self, String> {
         let mut args = std::env::args().skip(1);
-        let (mut out, mut plants) = (None, Vec::new());
+        let (mut out, mut plants, mut size, mut shard_bytes) = (None, Vec::new(), Size::TINY, None);
         while let Some(arg) = args.next() {
             match arg.as_str() {
                 "--out" => out = Some(PathBuf::from(args.next().ok_or_else(usage)?)),
+                "--size" => {
+                    let name = args.next().ok_or_else(usage)?;
+                    size = Size::named(&name).ok_or_else(|| format!("unknown size {name:?}\n{}", usage()))?;
+                }
+                "--shard-bytes" => {
+                    let bytes = args.next().ok_or_else(usage)?;
+                    let bytes = bytes.parse().ok().filter(|&n: &usize| n > 0);
+                    shard_bytes = Some(bytes.ok_or_else(|| format!("--shard-bytes takes a positive number of bytes\n{}", usage()))?);
+                }
                 "--plant" => plants.push(args.next().ok_or_else(usage)?),
                 "-h" | "--help" => return Err(usage()),
                 other => return Err(format!("unknown argument {other:?}\n{}", usage())),
             }
         }
-        Ok(Args { out: out.ok_or_else(usage)?, plants: Plants::parse(&plants)? })
+        Ok(Args { out: out.ok_or_else(usage)?, plants: Plants::parse(&plants)?, size, shard_bytes })
     }
 }
 
@@ -141,28 +158,37 @@ fn main() -> Result<(), Box<dyn Error>> {
     device.seed(0); // burn's initial values (recorded as init/*, then replaced by the load): the same every run
 
     let weights = args.out.join("weights.safetensors");
+    let tokens = load_tokens(&args.out.join("data.safetensors"), &device)?;
+    let [batch, _] = tokens.dims();
+    let builder = Dump::builder().variant(plants.variant()).experiment("port-gpt2").metadata("batch_size", batch).device(&device);
+    let path = args.out.join(format!("burn-{}.safetensors", plants.variant()));
     // book:begin recorder
     // Each tensor under the PyTorch name it was loaded from (the load's renames turned around),
     // the rest under PyTorch's names; the Linear weights in the [in, out] layout the Conv1D
     // checkpoint has and the port loaded as it is (load_weights).
-    let mut recorder = Recorder::new().torch_names_from(safetensors_names(&weights)?, &LOAD_RENAMES)?.transpose_linears(false);
+    let recorder = Recorder::new().torch_names_from(safetensors_names(&weights)?, &LOAD_RENAMES)?.transpose_linears(false);
     // book:end
+    let recorder = recorder.steps(STEPS).stream_to(&path, builder)?; // to disk as recorded, a shard at a time
+    let mut recorder = match args.shard_bytes {
+        Some(bytes) => recorder.shard_bytes(bytes),
+        None => recorder,
+    };
     let layer_norm_epsilon = if plants.has("layer-norm-eps") { 1e-12 } else { model::LAYER_NORM_EPSILON };
-    let mut model = Gpt2::new(&device, layer_norm_epsilon);
+    let mut model = Gpt2::new(args.size, &device, layer_norm_epsilon);
     recorder.init_params(&model)?; // init/*: trace's load audit flags a parameter the load never reached
     load_weights(&mut model, &weights, plants)?;
     if plants.has("untied-head") {
         // burn has no tied parameters: a head of its own, a copy of the embedding (Linear: [in, out];
         // detached: a Param is a leaf)
-        let mut head = LinearConfig::new(WIDTH, VOCAB).with_bias(false).init(&device);
+        let mut head = LinearConfig::new(args.size.width, args.size.vocab).with_bias(false).init(&device);
         head.weight = Param::from_tensor(model.transformer.wte.weight.val().transpose().detach());
         model.lm_head = Some(head);
     }
-    let tokens = load_tokens(&args.out.join("data.safetensors"), &device)?;
+    // Nothing to replay with dropout off (the medium size, whose sharded reference Replay cannot read).
+    let replays = args.size.dropout > 0.0 && !plants.has("no-mask-replay");
     // book:begin replay
-    let masks = Replay::from_file(&args.out.join("torch-record.safetensors"))?; // the reference's dropout masks
+    let masks = replays.then(|| Replay::from_file(&args.out.join("torch-record.safetensors"))).transpose()?; // the reference's dropout masks
     // book:end
-    let [batch, _] = tokens.dims();
 
     // book:begin adamw
     let config = if plants.has("adamw-defaults") {
@@ -179,7 +205,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     for k in 1..=STEPS {
         let loss = {
             let _listening = (k == 1).then(|| recorder.listen()); // activations of the first forward
-            let _replaying = (!plants.has("no-mask-replay")).then(|| masks.step(k)); // pita::replay::dropout applies step k's masks
+            let _replaying = masks.as_ref().map(|masks| masks.step(k)); // pita::replay::dropout applies step k's masks
             next_token_loss(model.forward(tokens.clone(), plants), tokens.clone(), plants)
         };
         recorder.loss(k, &loss)?;
@@ -194,8 +220,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     }
     // book:end
 
-    let builder = Dump::builder().variant(plants.variant()).experiment("port-gpt2").metadata("batch_size", batch);
-    let path = recorder.into_dump(builder.device(&device))?.write(&args.out)?;
+    let path = recorder.finish()?; // `path`, or its index when the recording took more than one shard
     println!("wrote {}", path.display());
     Ok(())
 }

@@ -23,12 +23,34 @@ use pita::replay::dropout;
 
 use crate::plants::Plants;
 
-/// The sizes of `pytorch.py`'s `GPT2Config`.
-pub const VOCAB: usize = 96;
-pub const POSITIONS: usize = 32;
-pub const WIDTH: usize = 64;
-pub const LAYERS: usize = 2;
-pub const HEADS: usize = 4;
+/// The shape of `pytorch.py`'s `GPT2Config`, one of its `SIZES`.
+#[derive(Clone, Copy, Debug)]
+pub struct Size {
+    pub vocab: usize,
+    pub positions: usize,
+    pub width: usize,
+    pub layers: usize,
+    pub heads: usize,
+    /// `resid_pdrop`, `embd_pdrop` and `attn_pdrop`.
+    pub dropout: f64,
+}
+
+impl Size {
+    /// `--size tiny` (the default): 2 layers, width 64, 4 heads, a vocabulary of 96.
+    pub const TINY: Size = Size { vocab: 96, positions: 32, width: 64, layers: 2, heads: 4, dropout: DROPOUT };
+    /// `--size medium`: GPT-2 medium's shape, 355 M parameters (bench/large_port.py), dropout off:
+    /// its reference recording is sharded, and `Replay::from_file` reads one file.
+    pub const MEDIUM: Size = Size { vocab: 50257, positions: 1024, width: 1024, layers: 24, heads: 16, dropout: 0.0 };
+
+    /// The size `pytorch.py --size NAME` builds.
+    pub fn named(name: &str) -> Option<Size> {
+        match name {
+            "tiny" => Some(Size::TINY),
+            "medium" => Some(Size::MEDIUM),
+            _ => None,
+        }
+    }
+}
 /// `resid_pdrop`, `embd_pdrop` and `attn_pdrop`.
 pub const DROPOUT: f64 = 0.1;
 /// `layer_norm_epsilon`, also burn's LayerNorm default.
@@ -47,13 +69,14 @@ pub struct Attention {
 }
 
 impl Attention {
-    fn new(device: &Device) -> Self {
+    fn new(size: Size, device: &Device) -> Self {
+        let width = size.width;
         Attention {
-            c_attn: LinearConfig::new(WIDTH, 3 * WIDTH).init(device),
-            c_proj: LinearConfig::new(WIDTH, WIDTH).init(device),
-            attn_dropout: DropoutConfig::new(DROPOUT).init(),
-            resid_dropout: DropoutConfig::new(DROPOUT).init(),
-            n_head: HEADS,
+            c_attn: LinearConfig::new(width, 3 * width).init(device),
+            c_proj: LinearConfig::new(width, width).init(device),
+            attn_dropout: DropoutConfig::new(size.dropout).init(),
+            resid_dropout: DropoutConfig::new(size.dropout).init(),
+            n_head: size.heads,
         }
     }
 
@@ -97,11 +120,12 @@ pub struct Mlp {
 }
 
 impl Mlp {
-    fn new(device: &Device) -> Self {
+    fn new(size: Size, device: &Device) -> Self {
+        let width = size.width;
         Mlp {
-            c_fc: LinearConfig::new(WIDTH, 4 * WIDTH).init(device),
-            c_proj: LinearConfig::new(4 * WIDTH, WIDTH).init(device),
-            dropout: DropoutConfig::new(DROPOUT).init(),
+            c_fc: LinearConfig::new(width, 4 * width).init(device),
+            c_proj: LinearConfig::new(4 * width, width).init(device),
+            dropout: DropoutConfig::new(size.dropout).init(),
         }
     }
 
@@ -187,16 +211,17 @@ pub struct Gpt2 {
 }
 
 impl Gpt2 {
-    /// A model of the right shapes; its values are replaced by the PyTorch weights when loaded.
+    /// A model of `size`'s shapes; its values are replaced by the PyTorch weights when loaded.
     /// `layer_norm_epsilon`: GPT-2's `LAYER_NORM_EPSILON` (the `layer-norm-eps` plant passes another).
-    pub fn new(device: &Device, layer_norm_epsilon: f64) -> Self {
-        let layer_norm = || LayerNormConfig::new(WIDTH).with_epsilon(layer_norm_epsilon).init(device);
+    pub fn new(size: Size, device: &Device, layer_norm_epsilon: f64) -> Self {
+        let layer_norm = || LayerNormConfig::new(size.width).with_epsilon(layer_norm_epsilon).init(device);
+        let block = || Block { ln_1: layer_norm(), attn: Attention::new(size, device), ln_2: layer_norm(), mlp: Mlp::new(size, device) };
         Gpt2 {
             transformer: Transformer {
-                wte: EmbeddingConfig::new(VOCAB, WIDTH).init(device),
-                wpe: EmbeddingConfig::new(POSITIONS, WIDTH).init(device),
-                drop: DropoutConfig::new(DROPOUT).init(),
-                h: (0..LAYERS).map(|_| Block { ln_1: layer_norm(), attn: Attention::new(device), ln_2: layer_norm(), mlp: Mlp::new(device) }).collect(),
+                wte: EmbeddingConfig::new(size.vocab, size.width).init(device),
+                wpe: EmbeddingConfig::new(size.positions, size.width).init(device),
+                drop: DropoutConfig::new(size.dropout).init(),
+                h: (0..size.layers).map(|_| block()).collect(),
                 ln_f: layer_norm(),
             },
             lm_head: None,
@@ -212,7 +237,8 @@ impl Gpt2 {
             Some(head) => head.forward(x),
             None => x.matmul(self.transformer.wte.weight.val().transpose()), // tied: x wteᵀ
         };
-        let logits = logits.reshape([b, t, VOCAB]);
+        let [_, vocab] = logits.dims();
+        let logits = logits.reshape([b, t, vocab]);
         tap("lm_head", &logits);
         logits
     }

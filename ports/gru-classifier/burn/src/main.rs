@@ -1,10 +1,11 @@
 //! The burn side of the GRU classifier port (ports/gru-classifier/README.md): the classifier of
-//! `../pytorch.py`, loaded from the PyTorch weights, trained two AdamW steps on the PyTorch batch
-//! with the reference's dropout masks replayed, and recorded for `pita trace`.
+//! `../pytorch.py`, loaded from the PyTorch weights, trained with AdamW and a StepLR schedule on
+//! the PyTorch batch with the reference's dropout masks replayed, and recorded for `pita trace`.
 //!
 //! ```console
 //! port-gru-classifier --out DIR --plant none                # DIR/burn-port.safetensors
 //! port-gru-classifier --out DIR --plant gates-rz-swapped    # DIR/burn-gates-rz-swapped.safetensors
+//! port-gru-classifier --out DIR --plant none --steps 100 --every 10 --no-dropout   # a light trace of 100 steps
 //! ```
 //!
 //! Each plant is a mistake users make porting this model, one `if plant(...)` where it is made:
@@ -25,7 +26,12 @@
 //! - `padding-idx-lost` (backward): burn's `Embedding` as is, without `padding_idx`, so the
 //!   padding row gets a gradient;
 //! - `adamw-defaults` (step): `AdamWConfig::new()`, epsilon 1e-5 and weight decay 1e-4, where
-//!   `torch.optim.AdamW` has 1e-8 and 1e-2.
+//!   `torch.optim.AdamW` has 1e-8 and 1e-2;
+//! - `scheduler-after-step` (a later step): the scheduler stepped after the optimizer, in
+//!   PyTorch's order, starting from the initial rate. burn's `LrScheduler::step` returns the rate
+//!   of the step about to be taken, PyTorch's `scheduler.step()` sets the next step's: ported in
+//!   PyTorch's order, every rate lags one step, which shows first where the rate changes (step
+//!   `STEP_SIZE + 1`'s update).
 
 mod model;
 
@@ -34,6 +40,8 @@ use std::error::Error;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use burn::lr_scheduler::module_lr_scheduler::ModuleLearningRate;
+use burn::lr_scheduler::step::StepLrSchedulerConfig;
 use burn::module::Param;
 use burn::nn::loss::{CrossEntropyLossConfig, Reduction};
 use burn::nn::Gru;
@@ -47,14 +55,17 @@ use safetensors::SafeTensors;
 
 use model::{CharGru, PAD};
 
-/// As `pytorch.py`: `torch.optim.AdamW(lr=1e-2)`, two steps.
+/// As `pytorch.py`: `torch.optim.AdamW(lr=1e-2)`, two steps unless `--steps` says otherwise,
+/// and `StepLR(step_size=30, gamma=0.1)`.
 const LR: f64 = 1e-2;
 const STEPS: usize = 2;
+const STEP_SIZE: usize = 30;
+const GAMMA: f64 = 0.1;
 /// `torch.optim.AdamW`'s defaults; burn's `AdamWConfig::new()` has epsilon 1e-5 and weight decay 1e-4.
 const TORCH_ADAMW_EPSILON: f32 = 1e-8;
 const TORCH_ADAMW_WEIGHT_DECAY: f32 = 1e-2;
 
-const PLANTS: [&str; 8] = [
+const PLANTS: [&str; 9] = [
     "gates-rz-swapped",
     "hh-not-transposed",
     "bias-hh-dropped",
@@ -63,6 +74,7 @@ const PLANTS: [&str; 8] = [
     "loss-pad-tokens",
     "padding-idx-lost",
     "adamw-defaults",
+    "scheduler-after-step",
 ];
 
 static PLANTED: OnceLock<BTreeSet<String>> = OnceLock::new();
@@ -76,16 +88,31 @@ pub fn plant(name: &str) -> bool {
 struct Args {
     out: PathBuf,
     plants: BTreeSet<String>,
+    steps: usize,
+    /// A light trace (`Recorder::every`): parameters every `every` steps and after the last.
+    every: Option<usize>,
+    /// `Dropout(p=0)`, as `pytorch.py --no-dropout`: a light trace holds step 1's masks only.
+    no_dropout: bool,
 }
 
 impl Args {
     fn parse() -> Result<Self, String> {
-        let usage = format!("usage: port-gru-classifier --out DIR --plant NAME (repeatable or a comma list; none: the correct port). Plants: {}", PLANTS.join(", "));
+        let usage = format!(
+            "usage: port-gru-classifier --out DIR --plant NAME (repeatable or a comma list; none: the correct port) [--steps N (default {STEPS})] [--every K] [--no-dropout]. Plants: {}",
+            PLANTS.join(", ")
+        );
         let mut args = std::env::args().skip(1);
-        let (mut out, mut plants, mut given) = (None, BTreeSet::new(), false);
+        let (mut out, mut plants, mut given, mut steps, mut every, mut no_dropout) = (None, BTreeSet::new(), false, STEPS, None, false);
+        let count = |flag: &str, value: Option<String>| match value.as_deref().map(str::parse::<usize>) {
+            Some(Ok(n)) if n >= 1 => Ok(n),
+            _ => Err(format!("{flag} takes a positive integer, got {}\n{usage}", value.as_deref().map_or("nothing".to_string(), |v| format!("{v:?}")))),
+        };
         while let Some(arg) = args.next() {
             match arg.as_str() {
                 "--out" => out = args.next().map(PathBuf::from),
+                "--steps" => steps = count("--steps", args.next())?,
+                "--every" => every = Some(count("--every", args.next())?),
+                "--no-dropout" => no_dropout = true,
                 "--plant" => {
                     let list = args.next().ok_or_else(|| usage.clone())?;
                     given = true;
@@ -99,7 +126,7 @@ impl Args {
         if let Some(unknown) = plants.iter().find(|name| !PLANTS.contains(&name.as_str())) {
             return Err(format!("unknown plant {unknown:?}\n{usage}"));
         }
-        Ok(Args { out, plants })
+        Ok(Args { out, plants, steps, every, no_dropout })
     }
 
     /// `port` for the correct port, else the plants in catalog order, joined by `+`.
@@ -198,8 +225,10 @@ fn main() -> Result<(), Box<dyn Error>> {
     let device = Device::flex().autodiff();
     device.seed(0); // burn's initial values (recorded as init/*, then replaced by the load): the same every run
 
-    let mut recorder = Recorder::new().torch_names(true); // PyTorch's names and layouts
-    let mut model = CharGru::new(&device);
+    let recorder = Recorder::new().torch_names(true).steps(args.steps); // PyTorch's names and layouts
+    // A light trace: the loss and the gradient norms every step, the parameters every `every` steps.
+    let mut recorder = if let Some(every) = args.every { recorder.every(every) } else { recorder };
+    let mut model = CharGru::new(&device, if args.no_dropout { 0.0 } else { model::DROPOUT });
     recorder.init_params(&model)?; // init/*: trace's load audit flags a parameter the load never reached
     load_weights(&mut model, &args.out.join("weights.safetensors"), &device)?;
     let (tokens, targets) = load_data(&args.out.join("data.safetensors"), &device)?;
@@ -219,21 +248,32 @@ fn main() -> Result<(), Box<dyn Error>> {
     recorder.optimizer(LR, &optimizer_config)?; // trace compares it with PyTorch's param_groups
     recorder.loss_fn(&loss_fn, Reduction::Mean)?; // and this with nn.CrossEntropyLoss's settings (burn's always means)
 
+    // StepLR: burn's scheduler gives the rate of the step about to be taken, so it steps before the optimizer.
+    let mut scheduler = StepLrSchedulerConfig::new(LR, STEP_SIZE).with_gamma(GAMMA).init()?;
+    let mut lagging: ModuleLearningRate = LR.into(); // scheduler-after-step: the rate PyTorch's order leaves for the next step
+
     recorder.params(&model)?;
-    for k in 1..=STEPS {
+    for k in 1..=args.steps {
         let loss = {
             let _listening = (k == 1).then(|| recorder.listen()); // activations of the first forward
             let _replaying = replay.step(k);
             loss_fn.forward(model.forward(tokens.clone()), targets.clone())
         };
         recorder.loss(k, &loss)?;
-        println!("step {k} loss {:.7}", loss.clone().into_scalar::<f32>());
+        let lr = if plant("scheduler-after-step") { lagging.clone() } else { scheduler.step() };
+        println!("step {k} lr {:e} loss {:.7}", lr.base(), loss.clone().into_scalar::<f32>());
         let grads = loss.backward();
         if k == 1 {
             recorder.grads(&model, &grads)?;
         }
+        if args.every.is_some() {
+            recorder.grad_norms(k, &model, &grads)?;
+        }
         let grads = GradientsParams::from_grads(grads, &model);
-        model = optimizer.step(LR, model, grads);
+        model = optimizer.step(lr, model, grads);
+        if plant("scheduler-after-step") {
+            lagging = scheduler.step(); // PyTorch's order: scheduler.step() after optimizer.step()
+        }
         recorder.step(k, &model)?;
     }
 

@@ -34,13 +34,14 @@ pub struct CharGru {
 
 impl CharGru {
     /// A model of the right shapes; its values are replaced by the PyTorch weights when loaded.
-    pub fn new(device: &Device) -> Self {
+    /// `dropout`: the head's dropout probability, [`DROPOUT`] (0 for `--no-dropout`).
+    pub fn new(device: &Device, dropout: f64) -> Self {
         // burn's default, reset_after = true, is PyTorch's GRU: n = tanh(W_in x + b_in + r * (W_hn h + b_hn)).
         let reset_after = !plant("reset-after-false");
         CharGru {
             embed: EmbeddingConfig::new(VOCAB, EMBED).init(device),
             gru: GruConfig::new(EMBED, HIDDEN, true).with_reset_after(reset_after).init(device),
-            drop: DropoutConfig::new(DROPOUT).init(),
+            drop: DropoutConfig::new(dropout).init(),
             head: LinearConfig::new(HIDDEN, CLASSES).init(device),
         }
     }
