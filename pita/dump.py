@@ -335,7 +335,7 @@ def write_atomically(path: str | os.PathLike, data: bytes | Iterable[str]) -> No
         raise
 
 
-def writable_array(name: str, tensor) -> tuple[np.ndarray, str]:
+def _writable(name: str, tensor) -> tuple[np.ndarray, str]:
     """The tensor in memory, in the little-endian dtype its dump name says, and that name."""
     try:
         _check_name(name)
@@ -521,20 +521,30 @@ def _validated_span(name: str, entry, data_len: int) -> tuple[int, int]:
 
 
 def _safetensors_bytes(dump: Dump) -> bytes:
-    header, chunks, offset = {}, [], 0
-    for name in sorted(dump.tensors):
+    out = io.BytesIO()
+    write_safetensors(out, dump.tensors, {str(k): str(v) for k, v in dump.metadata.items()})
+    return out.getvalue()
+
+
+def write_safetensors(out, tensors: dict, metadata: dict) -> None:
+    """`tensors` as safetensors to the open binary file `out`, in the layout of the
+    reference writer (names sorted, header padded to 8 bytes), each tensor's bytes written from its own memory."""
+    header, arrays, offset = {}, [], 0
+    for name in sorted(tensors):
         if name == "__metadata__":
             raise UsageError("tensor '__metadata__': the name is reserved for the metadata in safetensors")
-        array, dtype = writable_array(name, dump.tensors[name])
-        data = np.ascontiguousarray(array).tobytes()
-        header[name] = {"dtype": dtype, "shape": list(array.shape), "data_offsets": [offset, offset + len(data)]}
-        chunks.append(data)
-        offset += len(data)
-    if dump.metadata:
-        header["__metadata__"] = {str(k): str(v) for k, v in dump.metadata.items()}
+        array, dtype = _writable(name, tensors[name])
+        array = np.require(array, requirements="C")  # np.ascontiguousarray would make a 0-d array 1-d
+        header[name] = {"dtype": dtype, "shape": list(array.shape), "data_offsets": [offset, offset + array.nbytes]}
+        arrays.append(array)
+        offset += array.nbytes
+    if metadata:
+        header["__metadata__"] = metadata
     raw = json.dumps(header, separators=(",", ":")).encode()
-    raw += b" " * (-len(raw) % 8)  # the reference writer pads the header to 8 bytes
-    return struct.pack("<Q", len(raw)) + raw + b"".join(chunks)
+    raw += b" " * (-len(raw) % 8)
+    out.write(struct.pack("<Q", len(raw)) + raw)
+    for array in arrays:
+        out.write(memoryview(array.reshape(-1).view(np.uint8)) if array.size else b"")
 
 
 # --- sharded safetensors checkpoints -----------------------------------------------------------
@@ -779,7 +789,7 @@ def _json_entry(array: np.ndarray, name: str) -> dict:
 
 
 def _json_bytes(dump: Dump) -> bytes:
-    arrays = {name: writable_array(name, dump.tensors[name]) for name in sorted(dump.tensors)}
+    arrays = {name: _writable(name, dump.tensors[name]) for name in sorted(dump.tensors)}
     elements = sum(array.size for array, _ in arrays.values())
     if elements > MAX_JSON_ELEMENTS:
         raise UsageError(f"the JSON form holds at most {MAX_JSON_ELEMENTS} elements, this dump has {elements}: write .safetensors")
@@ -904,7 +914,7 @@ def _npz_bytes(dump: Dump) -> bytes:
         for name in sorted(dump.tensors):
             if name == NPZ_METADATA_KEY:
                 raise UsageError(f"tensor {NPZ_METADATA_KEY!r}: the name is reserved for the metadata in npz")
-            _npz_member(archive, name, writable_array(name, dump.tensors[name])[0])
+            _npz_member(archive, name, _writable(name, dump.tensors[name])[0])
         _npz_member(archive, NPZ_METADATA_KEY, np.array(json.dumps({str(k): str(v) for k, v in dump.metadata.items()})))
     return buffer.getvalue()
 

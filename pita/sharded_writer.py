@@ -26,14 +26,13 @@ import ctypes
 import json
 import os
 import re
-import struct
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
-from pita.dump import INDEX_SUFFIX, MAX_TENSORS, Dump, check_dump_path, writable_array, write_atomically
+from pita.dump import INDEX_SUFFIX, MAX_TENSORS, Dump, check_dump_path, write_atomically, write_safetensors
 from pita.errors import UsageError
 from pita.files import shown
 
@@ -243,27 +242,6 @@ def _give_back_freed_memory() -> None:
 
 
 _malloc_trim = None
-
-
-def write_safetensors(out, tensors: dict, metadata: dict) -> None:
-    """`tensors` as safetensors to the open binary file `out`, as `pita.dump.write_dump` lays them
-    out (names sorted, header padded to 8 bytes), each tensor's bytes written from its own memory."""
-    header, arrays, offset = {}, [], 0
-    for name in sorted(tensors):
-        if name == "__metadata__":
-            raise UsageError("tensor '__metadata__': the name is reserved for the metadata in safetensors")
-        array, dtype = writable_array(name, tensors[name])
-        array = np.require(array, requirements="C")  # np.ascontiguousarray would make a 0-d array 1-d
-        header[name] = {"dtype": dtype, "shape": list(array.shape), "data_offsets": [offset, offset + array.nbytes]}
-        arrays.append(array)
-        offset += array.nbytes
-    if metadata:
-        header["__metadata__"] = metadata
-    raw = json.dumps(header, separators=(",", ":")).encode()
-    raw += b" " * (-len(raw) % 8)
-    out.write(struct.pack("<Q", len(raw)) + raw)
-    for array in arrays:
-        out.write(memoryview(array.reshape(-1).view(np.uint8)) if array.size else b"")
 
 
 def _umask() -> int:
