@@ -7,14 +7,13 @@ experiment="myport", variant="step1", input_sha256=...)`. Imports torch only whe
 from __future__ import annotations
 
 import os
-import warnings
 from pathlib import Path
 
 import numpy as np
 
 from pita.dtypes import BF16
 from pita.dump import FORMAT, MAX_JSON_ELEMENTS, Dump, check_destination, check_dump_path, write_dump
-from pita.errors import UsageError
+from pita.errors import UsageError, warn_user
 from pita.files import shown
 from pita.recording import check_metadata
 
@@ -84,9 +83,8 @@ def _write_twin(dump: Dump, path: Path, elements: int) -> None:
     twin = path.with_suffix(".json")
     if elements > MAX_JSON_ELEMENTS:
         removed = _remove(twin, path)
-        warnings.warn(f"{shown(path)}: no JSON form written beside it ({elements} elements; the JSON form holds at most "
-                      f"{MAX_JSON_ELEMENTS})" + (f"; the {shown(twin.name)} an earlier dump left beside it was removed" if removed else ""),
-                      stacklevel=3)
+        warn_user(f"{shown(path)}: no JSON form written beside it ({elements} elements; the JSON form holds at most "
+                  f"{MAX_JSON_ELEMENTS})" + (f"; the {shown(twin.name)} an earlier dump left beside it was removed" if removed else ""))
         return
     try:
         write_dump(dump, twin)

@@ -12,13 +12,12 @@ torch is passed in by pita.torch: importing this module does not import it.
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Callable, Mapping
 
 import numpy as np
 
 from pita.dump import Dump, read_dump
-from pita.errors import UsageError
+from pita.errors import UsageError, warn_user
 from pita.recording import mask_name, parse
 
 _installed: Dropouts | None = None  # the Dropouts whose functions are in torch.nn.functional now
@@ -151,7 +150,7 @@ class Dropouts:
     def _warn_once(self, key: str, message: str) -> None:
         if key not in self._warned:
             self._warned.add(key)
-            warnings.warn(message, stacklevel=4)
+            warn_user(message)
 
 
 def masks_to_replay(torch, masks_from) -> dict | None:

@@ -78,9 +78,10 @@ def test_a_stale_json_twin_is_removed_when_the_dump_is_too_large(tmp_path, monke
     write_torch_dump(tmp_path / "d.safetensors", {"small": torch.zeros(2)})
     monkeypatch.setattr(pita.torch_dump, "MAX_JSON_ELEMENTS", 4)
     monkeypatch.setattr(pita.dump, "MAX_JSON_ELEMENTS", 4)
-    with pytest.warns(UserWarning, match="no JSON form written beside it .*; the d.json an earlier dump left beside it was removed$"):
+    with pytest.warns(UserWarning, match="no JSON form written beside it .*; the d.json an earlier dump left beside it was removed$") as caught:
         write_torch_dump(tmp_path / "d.safetensors", {"large": torch.zeros(5)})
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.safetensors"]
+    assert caught[0].filename == __file__  # the caller's line, not pita's (whose lines move)
 
 
 def test_a_failed_json_write_leaves_no_stale_twin_and_says_so(tmp_path):

@@ -202,10 +202,11 @@ class Direct(nn.Module):
 
 def test_a_dropout_outside_every_submodule_is_not_recorded_and_says_so():
     model, (inputs, _) = Direct(), batch()
-    with pytest.warns(UserWarning, match="outside every submodule"), pita.torch.Recorder(model) as recorder:
+    with pytest.warns(UserWarning, match="outside every submodule") as caught, pita.torch.Recorder(model) as recorder:
         model(inputs)
         model(inputs)
     assert not recorder.masks() and recorder.dropouts.unrecorded == 2
+    assert caught[0].filename == __file__  # the model's forward, not pita's hook
 
 
 def test_a_mask_the_dropout_output_does_not_reproduce_is_not_recorded_and_says_so(monkeypatch):
