@@ -152,13 +152,13 @@ def test_a_layer_norm_epsilon_is_said_first_with_both_values_and_the_chapter(ref
     candidate = burn_twin(reference, layer_norm_eps(1e-05))
     result = trace_dumps(reference, candidate)
     assert result.to_dict()["settings"]["differences"] == [{"module": "attention.output.LayerNorm", "kind": "LayerNorm", "name": "eps",
-                                                            "reference": 1e-12, "candidate": 1e-05, "chapter": "p10b"}]
+                                                            "reference": 1e-12, "candidate": 1e-05, "chapter": "p10l"}]
     headline = render_trace_text(result).splitlines()[0]
-    assert headline.startswith("settings: 1 difference: attention.output.LayerNorm eps: 1e-12 against 1e-05 (book/p10b.md)")
-    assert "the settings differ: attention.output.LayerNorm eps: 1e-12 against 1e-05 (book/p10b.md)" in result.verdict and not result.ok
+    assert headline.startswith("settings: 1 difference: attention.output.LayerNorm eps: 1e-12 against 1e-05 (book/p10l.md)")
+    assert "the settings differ: attention.output.LayerNorm eps: 1e-12 against 1e-05 (book/p10l.md)" in result.verdict and not result.ok
     shifted = Dump({**candidate.tensors, "loss/1": candidate.tensors["loss/1"] * 2}, candidate.metadata, source="burn")
     verdict = trace_dumps(reference, shifted).verdict  # the numbers differ too: the setting is still said first
-    assert verdict.startswith("the settings differ: attention.output.LayerNorm eps: 1e-12 against 1e-05 (book/p10b.md); and in the numbers: ")
+    assert verdict.startswith("the settings differ: attention.output.LayerNorm eps: 1e-12 against 1e-05 (book/p10l.md); and in the numbers: ")
     write_dump(reference, tmp_path / "ref.safetensors")
     write_dump(candidate, tmp_path / "cand.safetensors")
     run = pita_cli("trace", tmp_path / "ref.safetensors", tmp_path / "cand.safetensors")

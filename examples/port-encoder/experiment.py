@@ -1,7 +1,26 @@
 """The tutorial: a worked port traced phase by phase. The lab runs the PyTorch side once and the
 burn port four times, each time with one mistake fewer, and `pita trace` on each."""
 
-from pita_lab.experiment import Accepts, Experiment, SourceRef, Traced
+from dataclasses import dataclass
+
+from pita_lab.experiment import Accepts, Experiment, PairClaim, SourceRef, Traced
+
+# How far trace's scale factor may sit from the batch size: a few float32 ULPs of it (the sum and
+# the mean round differently; one machine measured 3.9999997 for a batch of 4).
+FACTOR_RTOL = 8 * 2.0 ** -23
+
+
+@dataclass(frozen=True)
+class TraceFactorIsBatch(PairClaim):
+    """trace's scale factor at the first divergence of `candidate` is the batch size the dumps
+    recorded, within `FACTOR_RTOL`: the chapter prints the factor as measured and names the batch.
+    The fixed port's trace has no such factor (its loss matches), which `fixed-matches` shows."""
+
+    def observe(self, record, out):
+        factor = record.trace(self.reference, self.candidate).result.first_divergence.diagnosis[0].params["factor"]
+        batch = int(record.program("burn", self.candidate.removeprefix("burn-")).metadata["batch_size"])
+        ok = abs(factor - batch) <= FACTOR_RTOL * batch
+        return f"倍数 = batch_size，相对差 ≤ {FACTOR_RTOL:.2e}", f"倍数 {factor!r}，batch_size {batch}", ok
 
 MISTAKES = {"broken": "layout,loss,eps", "fix1": "loss,eps", "fix2": "eps", "fixed": "none"}
 
@@ -30,6 +49,8 @@ EXPERIMENT = Experiment(
                "torch-record", "burn-broken", phase="parameters", name="param/", kind="transpose"),
         Traced("fix1-is-the-loss", "修好布局后，第一处分歧在 loss，诊断为 batch 倍的缩放",
                "torch-record", "burn-fix1", phase="loss", name="loss/1", kind="scale"),
+        TraceFactorIsBatch("fix1-factor-is-batch", "loss 的倍数（照实测的位数）在几个 float32 ulp 内等于 dump 里记录的 batch 大小",
+                           "torch-record", "burn-fix1"),
         Traced("fix2-is-the-step", "再修好 loss，前向、loss、反向都一致，第一处分歧在优化器这一步",
                "torch-record", "burn-fix2", phase="step", name="step1/", settings=("eps",)),
         Traced("fixed-matches", "三处都修好，每个阶段都一致", "torch-record", "burn-fixed"),

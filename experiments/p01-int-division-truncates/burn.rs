@@ -4,6 +4,7 @@
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use pita_lab::dump_builder;
 use pita_lab::inputs::inputs_sha256;
+use pita_lab::compat::ndarray_device;
 use pita_lab::{device};
 
 // book:begin setup
@@ -22,8 +23,7 @@ fn int_values(tensor: Tensor<1, Int>) -> Vec<i64> {
 fn main() -> Result<(), pita::Error> {
     let args = pita_lab::args::Args::parse(&["port", "port-ndarray", "fixed"]);
     // book:begin ndarray
-    #[allow(deprecated)]
-    let device = if args.variant == "port-ndarray" { Device::ndarray() } else { device() };
+    let device = if args.variant == "port-ndarray" { ndarray_device() } else { device() };
     // book:end
     let as_f32 = |v: &[i64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
     let input_sha256 = inputs_sha256(&[&as_f32(&A), &as_f32(&B)]);

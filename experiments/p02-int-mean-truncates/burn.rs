@@ -26,8 +26,7 @@ fn main() -> Result<(), pita::Error> {
     let as_f32 = |v: &[i64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
     let input_sha256 = inputs_sha256(&[&as_f32(&PRED), &as_f32(&LABELS), &as_f32(&X), &as_f32(&Y)]);
     let device = match args.variant.as_str() {
-        #[allow(deprecated)]
-        "port-ndarray" => Device::ndarray(),
+        "port-ndarray" => pita_lab::compat::ndarray_device(),
         "fixed" => {
             // book:begin configure
             let mut device = device();

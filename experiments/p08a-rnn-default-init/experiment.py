@@ -84,11 +84,13 @@ class KsTest(Claim):
 
 
 def magnitude(record) -> str:
-    ratios = []
-    for rnn in ("lstm", "gru"):
+    """The std ratio burn/PyTorch over each model's weights and biases, per model (their ranges differ)."""
+    spans = []
+    for rnn, name in (("lstm", "LSTM"), ("gru", "GRU")):
         torch, port = record.program("torch", rnn).metadata, record.program("burn", f"{rnn}-port").metadata
-        ratios += [float(b) / float(t) for t, b in zip(torch["std"].split(","), port["std"].split(","))]
-    return f"权重和偏置的 std ×{min(ratios):.2f}–{max(ratios):.2f}"
+        ratios = [float(b) / float(t) for t, b in zip(torch["std"].split(","), port["std"].split(","))]
+        spans.append(f"{name} ×{min(ratios):.2f}–{max(ratios):.2f}")
+    return "权重和偏置的 std：" + "，".join(spans)
 
 
 EXPERIMENT = Experiment(

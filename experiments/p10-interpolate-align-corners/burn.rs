@@ -34,8 +34,8 @@ fn main() -> Result<(), pita::Error> {
             let mut options = InterpolateOptions::new(OpsMode::Bilinear);
             options.output_size = Some(SIZE);
             // book:end
-            println!("InterpolateOptions align_corners: {}", options.align_corners);
-            let align_corners = options.align_corners;
+            let align_corners = pita_lab::compat::interpolate_align_corners(&options);
+            println!("InterpolateOptions align_corners: {align_corners}");
             // book:begin fn_forward
             let out = interpolate(x, options);
             // book:end

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pita.likely import Signature
-from pita_lab.experiment import Accepts, DefaultsDiffer, Diagnosed, Experiment, Mapped, Matches, Mismatches, PairClaim, SourceRef
+from pita_lab.experiment import Accepts, DefaultsDiffer, Diagnosed, Experiment, Matches, Mismatches, PairClaim, SourceRef
 
 
 @dataclass(frozen=True)
@@ -39,16 +39,14 @@ def magnitude(record) -> str:
 EXPERIMENT = Experiment(
     id="p10b",
     title="RmsNorm 默认 epsilon 比 PyTorch 大，小激活被压小",
-    fix="norm 的配置写上 PyTorch 模型的 eps：`RmsNormConfig::new(d).with_epsilon(…)`（`nn.RMSNorm` 默认 `torch.finfo(dtype).eps`），"
-        "`LayerNormConfig`/`TransformerEncoderConfig` 同理（看原模型的配置，如 BERT 的 1e-12）",
+    fix="norm 的配置写上 PyTorch 模型的 eps：`RmsNormConfig::new(d).with_epsilon(…)`（`nn.RMSNorm` 默认 `torch.finfo(dtype).eps`）",
     mainline="forward",
     kind="silent",
     symptoms=("forward-wrong",),
-    related=("p10a", "p20"),
-    signature=(Signature("setting", settings=("RMSNorm.eps", "LayerNorm.eps")),
-               Signature("diagnosis", diagnosis="slice_scale", factor="near_one", module_kind=("LayerNorm", "RMSNorm")),
-               Signature("diagnosis", diagnosis="scale", factor="near_one", module_kind=("LayerNorm", "RMSNorm"))),
-    settings=(Mapped("LayerNorm.eps", "LayerNorm.epsilon", 1e-05, 1e-05),),
+    related=("p10a", "p20", "p10l"),
+    signature=(Signature("setting", settings=("RMSNorm.eps",)),
+               Signature("diagnosis", diagnosis="slice_scale", factor="near_one", module_kind=("RMSNorm",)),
+               Signature("diagnosis", diagnosis="scale", factor="near_one", module_kind=("RMSNorm",))),
     torch_variants=("ref",),
     burn_variants=("port", "fixed"),
     comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-port")),

@@ -97,7 +97,7 @@ impl Names {
 fn torch_to_burn(store: &mut PytorchStore, names: &Names) -> Vec<PackTensor> {
     let mut tensors = Vec::new();
     for (name, tensor) in store.get_all_tensors().expect("read the .pt file") {
-        let data = bridge::to_data(tensor).expect("tensor data");
+        let data = pita_lab::compat::stored_tensor_data(tensor);
         let (path, param) = name.rsplit_once('.').expect("<module>.<param>");
         match param.strip_prefix("in_proj_") {
             Some(kind) => {

@@ -68,8 +68,9 @@ EXPERIMENT = Experiment(
     burn_variants=("nomean", "mean", "guard"),
     comparisons=(("torch-mean", "burn-mean"), ("torch-mean", "burn-nomean")),
     sources=(
-        SourceRef("burn-autodiff", "src/grads.rs", "Gradients::new", "float_ones("),
+        SourceRef("burn-autodiff", "src/grads.rs", "Gradients::new_with_hook", "float_ones("),
         SourceRef("burn-nn", "src/loss/mse.rs", "MseLoss::forward", "Reduction::Mean | Reduction::Auto"),
+        SourceRef("burn-autodiff", "src/grads.rs", "Gradients::new", "Self::new_with_hook::<B>(root_node, root_tensor, None)"),
     ),
     magnitude=magnitude,
     claims=(

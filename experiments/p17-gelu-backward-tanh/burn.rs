@@ -3,6 +3,7 @@
 //! NdArray) is the derivative of the tanh approximation.
 use burn::tensor::activation::gelu;
 use burn::tensor::Device;
+use pita_lab::compat::ndarray_device;
 use pita_lab::dump_builder;
 use pita::gelu_grad::{assert_exact_gelu_backward, gelu_erf};
 use pita_lab::inputs::inputs_sha256;
@@ -17,8 +18,7 @@ fn main() -> Result<(), pita::Error> {
     let device = match args.variant.as_str() {
         // book:begin devices
         "flex" => Device::flex().autodiff(),
-        #[allow(deprecated)] // burn-ndarray is deprecated in 0.22 in favour of Flex
-        "ndarray" | "ndarray-erf" | "ndarray-guard" => Device::ndarray().autodiff(),
+        "ndarray" | "ndarray-erf" | "ndarray-guard" => ndarray_device().autodiff(),
         // book:end
         _ => unreachable!("Args::parse accepts only the listed variants"),
     };

@@ -30,7 +30,7 @@ EXPERIMENT = Experiment(
     title="burn-train 的梯度累积是求和：PyTorch 的写法每个微批 loss 除以累积数，直接移植的梯度大了累积数倍",
     mainline="clipping and accumulation",
     kind="silent",
-    symptoms=("grad-scaled", "update-differs"),
+    symptoms=("grad-scaled",),
     related=("p18", "p24a", "p12"),
     signature=Signature("diagnosis", diagnosis="scale", factor="count", phase="backward"),
     fix="和 PyTorch 一样把每个微批的 loss 除以累积数：`loss / ACCUM` 再 `backward()`",

@@ -90,12 +90,12 @@ def magnitude(record) -> str:
 
 EXPERIMENT = Experiment(
     id="p29d",
-    title="DataLoader 没有 drop_last，最后一个短 batch 进了 BatchNorm 和梯度",
+    title="DataLoader 没有 drop_last，不满的短 batch 进了 BatchNorm 和梯度",
     mainline="train/eval",
     kind="silent",
     symptoms=("slow-drift", "eval-wrong"),
     related=("p26", "p27", "p29a"),
-    reports=("tracel-ai/burn#2373",),
+    related_reports=("tracel-ai/burn#2373",),  # a question about num_workers, not this pitfall
     torch_variants=("ref", "keep"),
     burn_variants=("port", "fixed", "trimmed"),
     comparisons=(("torch-ref", "burn-fixed"), ("torch-ref", "burn-trimmed"), ("torch-ref", "burn-port"),
@@ -107,6 +107,11 @@ EXPERIMENT = Experiment(
                   "if let Some(items) = self.strategy.batch(true) {"),
         SourceRef("burn-core", "src/data/dataloader/strategy.rs", "FixBatchStrategy::batch",
                   "if self.items.len() < self.batch_size && !force {"),
+        # With workers: whole batches per worker, the short one in the last share; batches arrive as they are ready.
+        SourceRef("burn-dataset", "src/transform/partial.rs", "PartialDataset::split_chunks",
+                  "let end_index = core::cmp::min(end_batch * batch_size, total_items);"),
+        SourceRef("burn-core", "src/data/dataloader/multithread.rs", "MultiThreadsDataloaderIterator::next",
+                  "Ok(Message::Batch(index, item, progress)) => {"),
     ),
     magnitude=magnitude,
     claims=(

@@ -49,7 +49,7 @@ impl Net {
 fn torch_to_burn_names(store: &mut PytorchStore) -> Vec<PackTensor> {
     let mut tensors = Vec::new();
     for (name, tensor) in store.get_all_tensors().expect("read net.pt") {
-        let data = bridge::to_data(tensor).expect("tensor data");
+        let data = pita_lab::compat::stored_tensor_data(tensor);
         let burn_name = match name.as_str() {
             "attn.in_proj_weight" | "attn.in_proj_bias" => {
                 let kind = if name.ends_with("weight") { "weight" } else { "bias" };

@@ -65,7 +65,7 @@ fn split_gates(store: &mut SafetensorsStore, gates: [&str; 3]) -> Vec<PackTensor
             "bias_hh_l0" => ("hidden_transform", "bias"),
             other => panic!("not a one-layer GRU parameter: {other}"),
         };
-        let data = bridge::to_data(tensor).expect("tensor data");
+        let data = pita_lab::compat::stored_tensor_data(tensor);
         let mut shape = data.shape().to_vec();
         shape[0] /= gates.len(); // H rows per gate
         let values = data.try_to_vec::<f32>().expect("f32 tensor");

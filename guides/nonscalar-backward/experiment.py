@@ -19,9 +19,10 @@ EXPERIMENT = Experiment(
         ("burn-weighted", "burn-weighted-nosum"),
     ),
     sources=(
-        SourceRef("burn-autodiff", "src/grads.rs", "Gradients::new", "float_ones("),
+        SourceRef("burn-autodiff", "src/grads.rs", "Gradients::new_with_hook", "float_ones("),
         SourceRef("burn-autodiff", "src/ops/tensor.rs", "float_sum", "B::float_ones(ops.state"),
         SourceRef("burn-tensor", "src/tensor/api/autodiff.rs", "grad", "grad_impl(&self.primitive, grads)"),
+        SourceRef("burn-autodiff", "src/grads.rs", "Gradients::new", "Self::new_with_hook::<B>(root_node, root_tensor, None)"),
     ),
     claims=(
         Raises("torch-plain-raises", "PyTorch 拒绝对非标量 `y` 执行不带参数的 `y.backward()`",

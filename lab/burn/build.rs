@@ -9,6 +9,11 @@ fn main() {
     let text = fs::read_to_string(&lock).unwrap_or_default();
     let version = locked_version(&text, "burn").unwrap_or_else(|| "unknown".to_string());
     println!("cargo:rustc-env=PITA_LAB_BURN_VERSION={version}");
+    // `#[cfg(burn_minor = "23")]`: the per-version shims of `pita_lab::compat` choose by it.
+    println!("cargo:rustc-check-cfg=cfg(burn_minor, values(\"21\", \"22\", \"23\"))");
+    if let Some(minor) = version.split('.').nth(1) {
+        println!("cargo:rustc-cfg=burn_minor=\"{minor}\"");
+    }
 }
 
 fn locked_version(lock: &str, name: &str) -> Option<String> {

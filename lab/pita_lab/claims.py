@@ -132,7 +132,8 @@ class Panics(SideClaim):
     def observe(self, record, out):
         run = record.program(self.side, self.variant)
         message = panic_message(run.stderr)
-        observed = f"exit {run.exit_code}: " + (message.splitlines()[0] if message else last_line(run.stderr))
+        said = message.splitlines()[0] if message else last_line(run.stderr) or last_line(run.stdout) or "no panic, no output"
+        observed = f"exit {run.exit_code}: {said}"
         return f"exit 101: …{self.message}", observed, run.exit_code == 101 and self.message in message
 
 

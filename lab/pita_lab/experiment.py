@@ -110,6 +110,9 @@ class Experiment:
     related: tuple[str, ...] = ()
     # Users' public reports of this divergence, as `owner/repo#number`; the chapter cites each.
     reports: tuple[str, ...] = ()
+    # Reports that touch the divergence without being it (a question, a neighbouring bug); the
+    # chapter cites them apart, as 「相关报告」.
+    related_reports: tuple[str, ...] = ()
     # What the pitfall's finding looks like (pita.likely.Signature; a tuple if several): trace and
     # compare name the chapter as a likely cause where one fits; `pita run` checks that one fires
     # on each negative control and none elsewhere but `also`.
@@ -165,7 +168,7 @@ class Experiment:
             object.__setattr__(self, "signature", (self.signature,))  # one signature is a tuple of one
         if self.signature and not self.fix:
             raise ValueError(f"{self.id}: a signature names a likely cause, whose chapter gives its fix: declare `fix=`")
-        malformed = [r for r in self.reports if not REPORT.match(r)]
+        malformed = [r for r in (*self.reports, *self.related_reports) if not REPORT.match(r)]
         if malformed:
             raise ValueError(f"{self.id}: a report is cited as owner/repo#number, not {', '.join(map(repr, malformed))}")
         if unknown_symptoms(self.symptoms):

@@ -9,10 +9,20 @@ a cell (`classify`):
   pitfall, the panics or compile errors still happen too);
 - `fixed`: the negative control's comparison now matches: the direct port computes what PyTorch does;
 - `changed`: anything else, noted with the claims that failed and what they observed;
-- `n/a`: the burn program does not build there, noted with the first compiler error;
+- `n/a`: the burn API the pitfall is about does not exist there: the direct port's program (the
+  negative control's candidate) exited with `pita_lab::compat::API_ABSENT_EXIT` and named the API
+  on stderr (`burn api absent: <api>`), which the cell names. Another variant that exits so (a
+  backend that is gone while the port's own is there) leaves the status to the others and is
+  listed in `absent`;
+- `harness`: the lab's plumbing failed, not burn: a program that did not build (the shims of
+  `pita_lab::compat` make every program build on every version), or a run that could not finish;
+  noted with the first error. The committed matrix has none;
 - `same`: a candidate that showed no divergence (kind `same`) still shows none.
 
-The pin's column comes from the committed records (book/records/<id>.json). The matrix is
+The pin's column comes from the committed records (book/records/<id>.json). A version of
+versions.toml with `profile = "release"` is a column of its own (`0.22.1 release`), built with
+`--release` in its own mirror; its cells list the claims whose outcome differs from the pin's
+debug records (`unlike_debug`). The matrix is
 written, with every run's record, under `--out` only (default runs/matrix); `pita book update
 matrix --from runs/matrix` is the one step that commits it (book/records/matrix.json) with the
 lockfiles it was built with (lab/matrix/<version>/Cargo.lock). What the book shows of it, and
@@ -40,13 +50,17 @@ from pita_lab.claims import CompileFails, Panics, last_line, panic_message
 from pita_lab.errors import BrokenExperiment
 from pita_lab.experiment import Experiment
 from pita_lab.kinds import PITFALL_KINDS, Kind
-from pita_lab.matrix_workspace import BurnVersion, Mirror, cargo_env, committed_lock, generate, load_versions, root_manifest
+from pita_lab.matrix_workspace import BurnVersion, Mirror, cargo_env, committed_lock, generate, load_versions, pinned_version, root_manifest
 from pita_lab.record import RunRecord, scrub_machine_paths
 from pita_lab.run import Workspace, claims_table, collect, platform_facts
 from pita_lab.run import build as build_pinned
+from pita_lab.rust_source import locked_file
 from pita_lab.store import MATRIX_FORMAT, RecordStore
 
-STATUSES = ("present", "fixed", "changed", "n/a", "same")
+STATUSES = ("present", "fixed", "changed", "n/a", "harness", "same")
+# A program whose pitfall's burn API this version lacks: `pita_lab::compat::api_absent`.
+API_ABSENT_EXIT = 64
+API_ABSENT_LINE = re.compile(r"^burn api absent: (\S+)", re.MULTILINE)
 # Claims whose failure means the pitfall itself has changed, by kind, besides the negative control.
 DEFINING_CLAIMS = {Kind.PANIC: Panics, Kind.COMPILE: CompileFails}
 
@@ -64,26 +78,42 @@ class Cell:
     status: str
     claims: str = ""  # held/total, when it ran
     failed: list[dict] = field(default_factory=list)  # {id, expected, observed} of each failing claim
-    note: str = ""  # n/a: the first compiler error; `changed` without a record: why the run could not finish
+    note: str = ""  # n/a: the absent API; harness: the first compiler error, or why the run could not finish
     # Programs that exited otherwise than on the pin: {program, exit, pinned_exit, says} (a panic's first line)
     programs: list[dict] = field(default_factory=list)
-    # The burn source lines the chapter quotes that this version no longer has: `crate file fn`
+    # The burn sources the chapter quotes whose function (or file) this version no longer has: `crate file fn`
     sources_not_found: list[str] = field(default_factory=list)
+    # Those whose function is still there but no longer holds the quoted line (it moved or was reworded)
+    sources_moved: list[str] = field(default_factory=list)
+    # Burn programs that exited as `api_absent` does: {program, api}
+    absent: list[dict] = field(default_factory=list)
+    # A release build's claims whose outcome differs from the pin's debug run: {id, debug, observed}
+    unlike_debug: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
 def classify(experiment: Experiment, record: RunRecord) -> Cell:
-    """The status of one run of `experiment` (see the module docstring)."""
+    """The status of one run of `experiment` (see the module docstring). The claims about a
+    program whose API is absent are left out of `claims` and `failed`: they observed nothing."""
     results = {claim.id: claim for claim in record.claims}
-    failed = [{"id": c.id, "expected": c.expected, "observed": c.observed} for c in record.claims if not c.ok]
-    cell = Cell(status="changed", claims=f"{len(record.claims) - len(failed)}/{len(record.claims)}", failed=failed)
+    absent = absent_apis(record)
+    gone = {a["program"] for a in absent}
+    about_gone = {c.id for c in experiment.claims if claim_programs(c) & gone}
+    observed = [c for c in record.claims if c.id not in about_gone]
+    failed = [{"id": c.id, "expected": c.expected, "observed": c.observed} for c in observed if not c.ok]
+    cell = Cell(status="changed", claims=f"{len(observed) - len(failed)}/{len(observed)}", failed=failed, absent=absent)
     cell.sources_not_found = list(dict.fromkeys(f"{s.crate} {s.file} {s.function}" for s in record.sources if s.line == 0))
+    control = experiment.negative_control
+    burn_programs = {f"burn-{run.variant}" for run in record.programs if run.side == "burn"}
+    if gone and (gone >= burn_programs or (control is not None and control.candidate in gone)):
+        cell.status = "n/a"
+        cell.note = ", ".join(dict.fromkeys(a["api"] for a in cell.absent))
+        return cell
     if experiment.kind == Kind.SAME:
         cell.status = "same" if not failed else "changed"
         return cell
-    control = experiment.negative_control
     if control is None:
         cell.status = "present" if not failed else "changed"
         return cell
@@ -105,12 +135,62 @@ def _defining_failed(experiment: Experiment, failed: list[dict]) -> bool:
     return any(f["id"] in defining for f in failed)
 
 
+# The claim fields that name a program (`torch-ref`, `burn-port`); `crate` and the like do not.
+PROGRAM_FIELDS = ("reference", "candidate", "source", "target")
+
+
+def claim_programs(claim) -> set[str]:
+    """The programs a claim may read: any of its fields that names one (a comparison's reference
+    and candidate, `Relates`' source and target), and `side-variant` (`burn-variant` for a claim
+    that names only a burn variant, as `Loaded` does)."""
+    named = {getattr(claim, name) for name in PROGRAM_FIELDS if isinstance(getattr(claim, name, None), str)}
+    variant = getattr(claim, "variant", None)
+    if isinstance(variant, str):
+        named.add(f"{getattr(claim, 'side', 'burn')}-{variant}")
+    return named
+
+
+def absent_apis(record: RunRecord) -> list[dict]:
+    """The burn programs of `record` that said their burn API is absent: exit `API_ABSENT_EXIT`
+    and the `burn api absent: <api>` line; the API as they named it."""
+    found = []
+    for run in record.programs:
+        named = API_ABSENT_LINE.search(run.stderr) if run.side == "burn" and run.exit_code == API_ABSENT_EXIT else None
+        if named:
+            found.append({"program": f"burn-{run.variant}", "api": named.group(1)})
+    return found
+
+
 def not_built(error: str) -> Cell:
-    return Cell(status="n/a", note=error)
+    """A program that did not build: the harness's failure (a missing API is the shim's `api_absent`)."""
+    return Cell(status="harness", note=error)
 
 
 def broken(reason: str) -> Cell:
-    return Cell(status="changed", note=reason)
+    return Cell(status="harness", note=reason)
+
+
+def split_moved_sources(cell: Cell, experiment: Experiment, record: RunRecord, root: Path) -> None:
+    """Moves from `sources_not_found` to `sources_moved` each quoted source whose function is still
+    defined in that version's file (only the quoted line is gone): the API is there."""
+    moved = set()
+    for ref, location in zip(experiment.sources, record.sources):
+        if location.line == 0 and function_defined(root, ref.crate, ref.file, ref.function):
+            moved.add(f"{location.crate} {location.file} {location.function}")
+    cell.sources_moved = [s for s in cell.sources_not_found if s in moved]
+    cell.sources_not_found = [s for s in cell.sources_not_found if s not in moved]
+
+
+def function_defined(root: Path, crate: str, file: str, function: str) -> bool:
+    """Whether `fn|struct|enum|impl|trait <last part of function>` is in `file` of the crate the
+    workspace at `root` locks."""
+    try:
+        _, text = locked_file(root, crate, file)
+    except (BrokenExperiment, UsageError, OSError) as error:  # kept as not found; said, so a failing cargo is seen
+        progress(f"{crate} {file}: cannot read it in {root.name} ({error})")
+        return False
+    name = re.escape(function.split("::")[-1])
+    return re.search(rf"\b(?:fn|struct|enum|impl(?:<.*?>)?|trait) {name}\b", text) is not None
 
 
 # -- building a mirror ------------------------------------------------------------------------
@@ -167,13 +247,13 @@ def build(mirror: Mirror, packages: list[str]) -> Build:
     lock_error = resolve_lock(mirror)
     if lock_error:
         return Build(errors={}, lock_error=lock_error, seconds=time.monotonic() - started)
-    status, messages, tail = cargo_build(mirror, ["-p", PLUMBING])
+    status, messages, tail = cargo_build(mirror, [*mirror.cargo_profile_flags, "-p", PLUMBING])
     refuse_machine_failure(messages + tail, mirror)
     if status != 0:
         errors = first_errors(messages, mirror)
         plumbing = next(iter(errors.values()), "") or first_cargo_error(tail, mirror)
         return Build(errors={member_of(mirror, p): plumbing for p in packages}, plumbing=plumbing, seconds=time.monotonic() - started)
-    status, messages, tail = cargo_build(mirror, ["--bins", "--keep-going", *(a for p in packages for a in ("-p", p))])
+    status, messages, tail = cargo_build(mirror, [*mirror.cargo_profile_flags, "--bins", "--keep-going", *(a for p in packages for a in ("-p", p))])
     refuse_machine_failure(messages + tail, mirror)
     errors = unbuilt(messages, mirror, packages)
     if status != 0 and not errors:  # cargo stopped before rustc said anything
@@ -277,11 +357,11 @@ def choose_versions(root: Path, names: list[str] | None) -> list[BurnVersion]:
     known = load_versions(root)
     if not names:
         return known
-    wrong = [n for n in names if n not in {v.burn for v in known}]
+    wrong = [n for n in names if n not in {v.column for v in known}]
     if wrong:
-        raise UsageError(f"pita matrix: unknown burn version {', '.join(wrong)} (known: {', '.join(v.burn for v in known)}; "
+        raise UsageError(f"pita matrix: unknown burn version {', '.join(wrong)} (known: {', '.join(repr(v.column) for v in known)}; "
                          "add one to lab/matrix/versions.toml)")
-    return [v for v in known if v.burn in names]
+    return [v for v in known if v.column in names]
 
 
 def run_matrix(store: RecordStore, ids: list[str], version_names: list[str] | None = None, out: str | None = None) -> dict:
@@ -297,8 +377,8 @@ def run_matrix(store: RecordStore, ids: list[str], version_names: list[str] | No
     matrix = {"format": MATRIX_FORMAT, "platform": platform_facts(), "versions": {}, "cells": {e.id: {} for e in experiments},
               "provenance": {}, "cost": {}}
     for number, version in enumerate(versions, start=1):
-        progress(f"[{number}/{len(versions)}] burn {version.burn}" + (" (the pin)" if version.pinned else ""))
-        run_version(store, version, experiments, out_dir / version.burn, matrix)
+        progress(f"[{number}/{len(versions)}] burn {version.column}" + (" (the pin)" if version.pinned else ""))
+        run_version(store, version, experiments, out_dir / version.column.replace(" ", "-"), matrix)
     matrix["cost"]["total_seconds"] = round(time.monotonic() - started, 1)
     path = RecordStore.fresh_matrix_path(out_dir)
     RecordStore.save_matrix(matrix, path)
@@ -311,35 +391,36 @@ def run_version(store: RecordStore, version: BurnVersion, experiments: list[Expe
     """Fills the version's column of `matrix`: from the committed records for the pin, from runs
     in its mirror for any other version."""
     root = store.root
-    matrix["versions"][version.burn] = {"pinned": version.pinned, "backend": version.backend,
-                                        "features": _features(root, version), "why": version.why, "plumbing": "", "backends": []}
+    column = version.column
+    matrix["versions"][column] = {"pinned": version.pinned, "backend": version.backend, "burn": version.burn, "profile": version.profile,
+                                  "features": _features(root, version), "why": version.why, "plumbing": "", "backends": []}
     if version.pinned:
         run_pinned(store, version, experiments, out, matrix)
         return
     mirror = generate(root, version, _all_folders(root))
-    progress(f"burn {version.burn}: mirror workspace {mirror.root.relative_to(root)}; building {len(experiments)} program(s)")
+    progress(f"burn {column}: mirror workspace {mirror.root.relative_to(root)}; building {len(experiments)} program(s)")
     result = build(mirror, [e.burn_package for e in experiments])
     out.mkdir(parents=True, exist_ok=True)
     if mirror.lock.exists():
         shutil.copyfile(mirror.lock, out / "Cargo.lock")
-    matrix["provenance"][version.burn] = _provenance(root, mirror, out)
-    matrix["versions"][version.burn]["plumbing"] = result.lock_error or result.plumbing
+    matrix["provenance"][column] = _provenance(root, mirror, out)
+    matrix["versions"][column]["plumbing"] = result.lock_error or result.plumbing
     cost = {"build_seconds": round(result.seconds, 1)}
     run_started = time.monotonic()
-    workspace = Workspace(mirror.root, mirror.target, locked=True, mirror=True)
+    workspace = Workspace(mirror.root, mirror.target, locked=True, mirror=True, profile=version.profile)
     for number, experiment in enumerate(experiments, start=1):
         error = result.lock_error or result.errors.get(experiment.folder)
         if error:
             cell = not_built(error)
         else:
-            progress(f"burn {version.burn} [{number}/{len(experiments)}] {experiment.id} {experiment.title}")
-            cell = run_cell(store, experiment, out / experiment.id, workspace, matrix["versions"][version.burn])
-            progress(f"{experiment.id} on burn {version.burn}: {cell.status}")
-        matrix["cells"][experiment.id][version.burn] = cell.to_dict()
+            progress(f"burn {column} [{number}/{len(experiments)}] {experiment.id} {experiment.title}")
+            cell = run_cell(store, experiment, out / experiment.id, workspace, matrix["versions"][column])
+            progress(f"{experiment.id} on burn {column}: {cell.status}")
+        matrix["cells"][experiment.id][column] = cell.to_dict()
     cost["run_seconds"] = round(time.monotonic() - run_started, 1)
     cost["target_bytes"] = disk_usage(mirror.target)
     cost["out_bytes"] = disk_usage(out)
-    matrix["cost"][version.burn] = cost
+    matrix["cost"][column] = cost
 
 
 def run_cell(store: RecordStore, experiment: Experiment, out: Path, workspace: Workspace, facts: dict) -> Cell:
@@ -355,11 +436,15 @@ def run_cell(store: RecordStore, experiment: Experiment, out: Path, workspace: W
         reason = str(error).replace(str(root) + os.sep, "") or type(error).__name__
         progress(f"{experiment.id} could not run: {reason}")
         return broken(reason)
+    record.platform["profile"] = workspace.profile
     record.save(RecordStore.fresh_path(out))
     print(claims_table(record), flush=True)
     note_backends(facts, record)
     cell = classify(experiment, record)
-    cell.programs = exits_unlike_the_pin(store, record)
+    split_moved_sources(cell, experiment, record, workspace.root)
+    cell.programs = [p for p in exits_unlike_the_pin(store, record) if p["program"] not in {a["program"] for a in cell.absent}]
+    if workspace.profile != "debug":
+        cell.unlike_debug = claims_unlike_the_pin(store, record)
     return cell
 
 
@@ -375,10 +460,12 @@ def _features(root: Path, version: BurnVersion) -> list[str]:
 
 def _provenance(root: Path, mirror: Mirror, out: Path) -> dict:
     """Where the version's lockfile came from, and whether the run left it as committed."""
-    committed = committed_lock(root, mirror.version.burn)
+    committed = committed_lock(root, mirror.version.burn)  # the checkout's Cargo.lock for the pin's release build
     resolved = (out / "Cargo.lock").read_bytes() if (out / "Cargo.lock").exists() else b""
     state = "none resolved" if not resolved else ("as committed" if committed.is_file() and committed.read_bytes() == resolved
                                                    else "resolved anew: commit it with `pita book update matrix`")
+    if resolved and mirror.version.burn == pinned_version(root).burn:  # the pin's release build: the checkout's lock, less unbuilt members
+        state = "the pin's Cargo.lock, held to the mirror's members"
     return {"lockfile": str(committed.relative_to(root)), "state": state, "sha256": hashlib.sha256(resolved).hexdigest() if resolved else ""}
 
 
@@ -405,6 +492,17 @@ def run_pinned(store: RecordStore, version: BurnVersion, experiments: list[Exper
         note_backends(matrix["versions"][version.burn], record)
         matrix["cells"][experiment.id][version.burn] = classify(experiment, record).to_dict()
     matrix["provenance"][version.burn] = {"lockfile": "Cargo.lock", "state": "the pin", "records": store.shown(store.committed_dir)}
+
+
+def claims_unlike_the_pin(store: RecordStore, record: RunRecord) -> list[dict]:
+    """The claims of `record` whose outcome differs from the committed record of the pin (a debug
+    build): {id, debug, observed} (what the pin's run observed, what this one did)."""
+    committed = store.committed(record.experiment)
+    if committed is None:
+        return []
+    pinned = {claim.id: claim for claim in committed.claims}
+    return [{"id": c.id, "debug": pinned[c.id].observed, "observed": c.observed}
+            for c in record.claims if c.id in pinned and pinned[c.id].ok != c.ok]
 
 
 def exits_unlike_the_pin(store: RecordStore, record: RunRecord) -> list[dict]:
@@ -467,11 +565,12 @@ def commit(store: RecordStore, runs: Path) -> list[str]:
     if not source.exists():
         raise UsageError(f"{runs}: no {source.name} (run `pita matrix --out {runs}` first)")
     fresh = RecordStore.load_matrix(source)
-    matrix = merged(store.committed_matrix(), fresh, [v.burn for v in load_versions(root)], catalog.ids())
+    matrix = merged(store.committed_matrix(), fresh, [v.column for v in load_versions(root)], catalog.ids())
     written = []
+    pin = pinned_version(root).burn
     for version, facts in fresh["versions"].items():
-        lock = runs / version / "Cargo.lock"
-        if not facts.get("pinned") and lock.exists():
+        lock = runs / version.replace(" ", "-") / "Cargo.lock"
+        if not facts.get("pinned") and facts.get("burn", version) != pin and lock.exists():
             target = committed_lock(root, version)
             target.parent.mkdir(parents=True, exist_ok=True)
             write_atomically(target, lock.read_bytes())

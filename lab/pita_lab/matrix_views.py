@@ -7,7 +7,7 @@ import re
 
 from pita_lab.drift import DEFAULT_TOLERANCE, Difference, DriftReport, compare_values
 
-STATUS_ZH = {"present": "仍在", "fixed": "已修复", "changed": "行为变了", "n/a": "不适用", "same": "一致"}
+STATUS_ZH = {"present": "仍在", "fixed": "已修复", "changed": "行为变了", "n/a": "不适用", "harness": "实验装置出错", "same": "一致"}
 
 
 def compare_matrices(committed: dict, fresh: dict) -> DriftReport:
@@ -31,12 +31,25 @@ def compare_matrices(committed: dict, fresh: dict) -> DriftReport:
 
 
 def chapter_statuses(matrix: dict | None, experiment_id: str) -> list[dict]:
-    """An experiment's cells in version order: version, status, its Chinese word, pinned."""
+    """An experiment's cells in version order: version, status, its Chinese word (an n/a cell's
+    with the API that version lacks), pinned, and the variants whose API is absent there."""
     if not matrix or experiment_id not in matrix["cells"]:
         return []
     cells = matrix["cells"][experiment_id]
-    return [{"version": v, "pinned": facts["pinned"], "status": cells[v]["status"], "word": STATUS_ZH[cells[v]["status"]]}
+    return [{"version": v, "pinned": facts["pinned"], "status": cells[v]["status"], "word": status_word(cells[v]),
+             "absent": cells[v].get("absent", []), "profile": facts.get("profile", "debug"), "unlike_debug": cells[v].get("unlike_debug", [])}
             for v, facts in matrix["versions"].items() if v in cells]
+
+
+def status_word(cell: dict) -> str:
+    """A cell's status in Chinese; n/a names the API that version lacks, a release build the claims
+    whose outcome differs from the debug build's."""
+    word = STATUS_ZH[cell["status"]]
+    if cell["status"] == "n/a" and cell.get("note"):
+        word = f"{word}：没有 {cell['note']}"
+    if cell.get("unlike_debug"):
+        word += "；和 debug 构建不同的断言：" + "、".join(claim["id"] for claim in cell["unlike_debug"])
+    return word
 
 
 def catalog_view(matrix: dict | None) -> dict | None:
@@ -59,9 +72,13 @@ def catalog_view(matrix: dict | None) -> dict | None:
             if not cell:
                 continue
             own_note = bool(cell["note"]) and cell["note"] != matrix["versions"][name].get("plumbing")
-            if cell["failed"] or own_note or cell["programs"] or cell["sources_not_found"]:
+            moved, absent, unlike_debug = cell.get("sources_moved", []), cell.get("absent", []), cell.get("unlike_debug", [])
+            if cell["failed"] or own_note or cell["programs"] or cell["sources_not_found"] or moved or absent or unlike_debug:
                 notes.append({"id": experiment_id, "version": name, "cell": cell, "note": inline_code(cell["note"]) if own_note else "",
-                              "sources": [inline_code(s) for s in cell["sources_not_found"]]})
+                              "sources": [inline_code(s) for s in cell["sources_not_found"]],
+                              "moved": [inline_code(s) for s in moved],
+                              "absent": [{"program": a["program"], "api": inline_code(a["api"])} for a in absent],
+                              "unlike_debug": unlike_debug})
     for version in versions:
         version["plumbing"] = inline_code(version["plumbing"]) if version["plumbing"] else ""
     return {"versions": versions, "rows": rows, "notes": notes, "empty_row": [None] * len(names)}

@@ -40,6 +40,12 @@ class BurnVersion:
     backend: str = "Flex"
     why: str = ""
     pinned: bool = False
+    profile: str = "debug"  # cargo's profile: `release` builds with `--release` (the pin's column is debug)
+
+    @property
+    def column(self) -> str:
+        """The matrix's name for this build: the burn version, `<burn> release` for a release build."""
+        return self.burn if self.profile == "debug" else f"{self.burn} {self.profile}"
 
     def features(self, pinned_features: list[str]) -> list[str]:
         """burn's features for the lab on this version: the pin's, less `lacks`, plus `adds`."""
@@ -66,12 +72,19 @@ def load_versions(root: Path) -> list[BurnVersion]:
         raise UsageError(f"{VERSIONS_FILE}: {error}") from None
     versions = [pinned_version(root)]
     for entry in table.get("version", []):
-        unknown = set(entry) - {"burn", "lacks", "adds", "backend", "why"}
-        if unknown or not isinstance(entry.get("burn"), str):
-            raise UsageError(f"{VERSIONS_FILE}: each [[version]] names `burn` and may set lacks, adds, backend, why (not {', '.join(sorted(unknown))})")
+        unknown = set(entry) - {"burn", "lacks", "adds", "backend", "why", "profile"}
+        if unknown or not isinstance(entry.get("burn"), str) or entry.get("profile", "debug") not in PROFILES:
+            raise UsageError(f"{VERSIONS_FILE}: each [[version]] names `burn` and may set lacks, adds, backend, why, profile "
+                             f"({' or '.join(PROFILES)}) (not {', '.join(sorted(unknown)) or entry.get('profile')})")
         versions.append(BurnVersion(entry["burn"], tuple(entry.get("lacks", ())), tuple(entry.get("adds", ())),
-                                    entry.get("backend", "Flex"), entry.get("why", "")))
-    return sorted(versions, key=lambda v: version_key(v.burn))
+                                    entry.get("backend", "Flex"), entry.get("why", ""), profile=entry.get("profile", "debug")))
+    columns = [v.column for v in versions]
+    if len(set(columns)) != len(columns):
+        raise UsageError(f"{VERSIONS_FILE}: a burn version and profile listed twice (the pin's debug build is the root Cargo.toml's)")
+    return sorted(versions, key=lambda v: (version_key(v.burn), v.profile != "debug"))
+
+
+PROFILES = ("debug", "release")
 
 
 def version_key(version: str) -> tuple:
@@ -82,11 +95,15 @@ def version_key(version: str) -> tuple:
 
 
 def committed_lock(root: Path, version: str) -> Path:
+    """The lockfile a version's mirror is held to: lab/matrix/<burn>/Cargo.lock; the checkout's own
+    for the pin (its release build)."""
+    if version == pinned_version(root).burn:
+        return root / "Cargo.lock"
     return root / "lab" / "matrix" / version / "Cargo.lock"
 
 
-def mirror_dir(root: Path, version: str) -> Path:
-    return root / MIRRORS / version
+def mirror_dir(root: Path, column: str) -> Path:
+    return root / MIRRORS / column.replace(" ", "-")
 
 
 # How cargo builds in a mirror besides its target directory and the pin's profiles (copied into
@@ -113,6 +130,10 @@ class Mirror:
         return self.root / "target"
 
     @property
+    def cargo_profile_flags(self) -> list[str]:
+        return ["--release"] if self.version.profile == "release" else []
+
+    @property
     def lock(self) -> Path:
         return self.root / "Cargo.lock"
 
@@ -121,7 +142,7 @@ def generate(root: Path, version: BurnVersion, experiment_folders: list[str], in
     """Writes (or rewrites) the mirror of `version`: its manifest, its members' links and the
     committed lockfile, when there is one. Keeps its target directory (and, without a committed
     lockfile, the lockfile of its last run). `into`: another folder than build/matrix/<burn>."""
-    mirror = into or mirror_dir(root, version.burn)
+    mirror = into or mirror_dir(root, version.column)
     mirror.mkdir(parents=True, exist_ok=True)
     for entry in mirror.iterdir():
         if entry.name not in KEPT:

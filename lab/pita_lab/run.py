@@ -47,13 +47,14 @@ class Workspace:
     target: Path
     locked: bool = False
     mirror: bool = False
+    profile: str = "debug"  # `release`: a matrix column of the pin built with `--release`
 
     @classmethod
     def checkout(cls, root: Path) -> Workspace:
         return cls(root, root / "target")
 
     def binary(self, name: str) -> Path:
-        return self.target / "debug" / name
+        return self.target / self.profile / name
 
     def cargo_env(self) -> dict | None:
         """The environment cargo runs in: the checkout's as it is; a mirror's, its own target

@@ -23,7 +23,7 @@ Why it happens in a port
     against a float32 port.
 
 Example
-    reference `0.0425`, candidate `0.042500019` (8 ULP apart): summation-order noise. A
+    reference `0.0425`, candidate `0.042500019` (5 ULP apart): summation-order noise. A
     LayerNorm output of RMS 1 whose largest error, 1.06e-6 at an element of 0.01, is 1,139 ULPs
     of that element and 9 at the tensor's scale: summation-order noise too.
 

@@ -2,7 +2,6 @@
 default options. The lab runs the PyTorch side once and the burn port as written and with one
 planted mistake at a time, and `pita trace` on each."""
 
-from pita.likely import Signature
 from pita_lab.experiment import Accepts, Experiment, SourceRef, Traced
 
 # variant -> its `--plant` (burn-<variant>.safetensors is what the port writes for it)
@@ -28,11 +27,8 @@ EXPERIMENT = Experiment(
     mainline="",
     kind="tutorial",
     symptoms=("wrong-after-load", "forward-wrong", "loss-wrong", "update-differs"),
-    related=("port-encoder", "p20", "p21", "p30"),
-    # Random masks not replayed: this chapter is where the catalog explains recording and replaying them.
-    signature=(Signature("masks"),),
-    fix="用 `pita::replay::dropout` 重放 PyTorch 记录的 dropout 掩码（`Replay::from_file`，每步 `replay.step(k)`）",
-    also=("p07", "p30", "p10b", "p20", "p21"),  # the catalog's signatures that fire on its planted mistakes, rightly (pita_lab.signatures)
+    related=("port-encoder", "p20", "p21", "p30", "p25a"),
+    also=("p07", "p30", "p10l", "p20", "p21", "p25a"),  # the catalog's signatures that fire on its planted mistakes, rightly (pita_lab.signatures)
     torch_variants=("record",),
     burn_variants=tuple(PLANTS),
     comparisons=(),

@@ -3,6 +3,7 @@ first compiler errors from a real (burn-free) cargo build, the record's drift an
 shows; and, only with PITA_MATRIX=1 (marker `matrix`), one real run on another burn version."""
 
 import copy
+import dataclasses
 import json
 import os
 import re
@@ -15,11 +16,13 @@ from conftest import ROOT, pita, tracked_digest
 from pita.errors import UsageError
 from pita_lab import catalog
 from pita_lab.book import KIND_ZH, MAINLINE_ZH, render_catalog, render_chapter
+from pita_lab.claims import Panics, Relates
 from pita_lab.kinds import PITFALL_KINDS
-from pita_lab.matrix import STATUSES, build, classify, merged, not_built, refuse_machine_failure
+from pita_lab.matrix import API_ABSENT_EXIT, STATUSES, build, claims_unlike_the_pin, classify, merged, not_built, refuse_machine_failure, split_moved_sources
 from pita_lab.matrix_views import STATUS_ZH, catalog_view, chapter_statuses, compare_matrices
 from pita_lab.matrix_workspace import BurnVersion, Mirror, generate, load_versions, pinned_version, version_key
 from pita_lab.record import RunRecord
+from pita_lab.run import Workspace
 from pita_lab.store import RecordStore
 
 STORE = RecordStore(ROOT)
@@ -111,6 +114,106 @@ def test_a_moved_source_is_noted():
     assert cell.status == "present" and cell.sources_not_found == [f"{source.crate} {source.file} {source.function}"]
 
 
+def test_a_quoted_line_that_moved_inside_a_function_still_there_is_moved_not_missing():
+    """A quoted line not found in a function the locked source still defines is `moved`; the same
+    reference to a function the source lacks stays not found."""
+    experiment_id = next(i for i in catalog.ids() if catalog.get(i).sources and STORE.has_committed(i))
+    experiment, record = catalog.get(experiment_id), copy.deepcopy(committed(experiment_id))
+    record.sources[0].line = 0
+    where = f"{record.sources[0].crate} {record.sources[0].file} {record.sources[0].function}"
+    cell = classify(experiment, record)
+    split_moved_sources(cell, experiment, record, ROOT)
+    assert cell.sources_moved == [where] and where not in cell.sources_not_found
+    gone = copy.copy(experiment)
+    object.__setattr__(gone, "sources", [dataclasses.replace(experiment.sources[0], function="Tensor::no_such_function"),
+                                         *experiment.sources[1:]])
+    cell = classify(gone, record)
+    split_moved_sources(cell, gone, record, ROOT)
+    assert cell.sources_moved == [] and where in cell.sources_not_found
+
+
+def test_a_panic_claim_on_a_program_that_no_longer_panics_says_what_it_printed(tmp_path):
+    experiment_id, claim = next((i, c) for i in catalog.ids() if STORE.has_committed(i) for c in catalog.get(i).claims if isinstance(c, Panics))
+    record = copy.deepcopy(committed(experiment_id))
+    run = record.program(claim.side, claim.variant)
+    run.exit_code, run.stderr, run.stdout = 0, "", "y: 3 chunks of sizes [2, 2, 1]\n"
+    observed = {c.id: c.observed for c in rechecked(experiment_id, record, tmp_path, claim.id).claims}
+    assert observed[claim.id] == "exit 0: y: 3 chunks of sizes [2, 2, 1]"
+    run.stdout = ""
+    observed = {c.id: c.observed for c in rechecked(experiment_id, record, tmp_path, claim.id).claims}
+    assert observed[claim.id] == "exit 0: no panic, no output"
+
+
+ABSENT_LINE = "burn api absent: burn::backend::NdArray (burn 0.23.0-pre.1)"
+
+
+def absent(record: RunRecord, program: str, line: str = ABSENT_LINE) -> RunRecord:
+    """`record` as if its burn `program` (`burn-<variant>`) had exited as `pita_lab::compat::api_absent` does."""
+    changed = copy.deepcopy(record)
+    run = changed.program("burn", program.removeprefix("burn-"))
+    run.exit_code, run.stderr, run.stdout, run.dump = API_ABSENT_EXIT, line + "\n", "", ""
+    return changed
+
+
+def reads(claim, program: str) -> bool:
+    """Whether a claim reads `program`, from the fields that name one."""
+    named = {getattr(claim, f, None) for f in ("reference", "candidate", "source", "target")}
+    if hasattr(claim, "variant"):
+        named.add(f"{getattr(claim, 'side', 'burn')}-{claim.variant}")
+    return program in named
+
+
+def test_a_direct_port_whose_api_is_absent_is_na_naming_the_api():
+    experiment = catalog.get("p12")
+    cell = classify(experiment, absent(committed("p12"), experiment.negative_control.candidate))
+    assert cell.status == "n/a" and cell.note == "burn::backend::NdArray"
+    assert cell.absent == [{"program": experiment.negative_control.candidate, "api": "burn::backend::NdArray"}]
+
+
+def test_claims_about_an_absent_program_are_left_out_and_the_others_still_speak(tmp_path):
+    """The claims on the absent program observed nothing and are left out; another claim that
+    fails there (a source claim, say) is still listed."""
+    experiment = catalog.get("p12")
+    gone = experiment.negative_control.candidate
+    record = absent(committed("p12"), gone)
+    about = {c.id for c in experiment.claims if reads(c, gone)}
+    other = next(c for c in record.claims if c.id not in about)
+    for claim in record.claims:
+        if claim.id in about or claim is other:
+            claim.ok, claim.observed = False, "exit 64, dump none"
+    cell = classify(experiment, record)
+    assert about and cell.status == "n/a" and [f["id"] for f in cell.failed] == [other.id]
+    observed = len(record.claims) - len(about)
+    assert cell.claims == f"{observed - 1}/{observed}"
+
+
+def test_exit_64_without_the_absent_line_is_not_na():
+    gone = catalog.get("p12").negative_control.candidate
+    cell = classify(catalog.get("p12"), absent(committed("p12"), gone, line="thread 'main' panicked"))
+    assert cell.status != "n/a" and cell.absent == []
+
+
+def beside_the_control() -> tuple[str, str]:
+    """A pitfall with a `Relates` claim on a burn program other than its direct port's: its id and that program."""
+    return next((i, c.target) for i in catalog.ids() if STORE.has_committed(i) and catalog.get(i).negative_control
+                for c in catalog.get(i).claims if isinstance(c, Relates) and c.target.startswith("burn-")
+                and c.target != catalog.get(i).negative_control.candidate)
+
+
+def test_another_variant_whose_api_is_absent_leaves_the_status_to_the_others():
+    """A second backend's variant gone (NdArray on 0.23) leaves the pitfall present on the port's own."""
+    experiment_id, program = beside_the_control()
+    experiment = catalog.get(experiment_id)
+    record = absent(committed(experiment_id), program)
+    about = {c.id for c in experiment.claims if reads(c, program)}
+    for claim in record.claims:
+        if claim.id in about:  # `Relates` among them: it reads the program's dump
+            claim.ok, claim.observed = False, f"cannot observe: no {program}.safetensors"
+    cell = classify(experiment, record)
+    assert cell.status == "present" and cell.absent == [{"program": program, "api": "burn::backend::NdArray"}]
+    assert cell.failed == [] and cell.claims == f"{len(record.claims) - len(about)}/{len(record.claims) - len(about)}"
+
+
 def test_a_full_disk_is_refused_not_recorded_as_na(tmp_path):
     mirror = Mirror(BurnVersion("0.23.0-pre.1"), tmp_path, ())
     with pytest.raises(UsageError, match="No space left on device"):
@@ -118,9 +221,18 @@ def test_a_full_disk_is_refused_not_recorded_as_na(tmp_path):
     refuse_machine_failure("error[E0308]: mismatched types", mirror)
 
 
-def test_not_built_is_na_with_the_error():
+def test_not_built_is_a_harness_failure_with_the_error():
     cell = not_built("crates/pita/src/lib.rs:1:1: error[E0432]: unresolved import")
-    assert cell.status == "n/a" and "E0432" in cell.note and cell.status in STATUSES
+    assert cell.status == "harness" and "E0432" in cell.note and cell.status in STATUSES
+
+
+def test_the_committed_matrix_has_no_harness_failure_and_every_na_names_an_api():
+    matrix = STORE.committed_matrix()
+    harness = [(i, v) for i, cells in matrix["cells"].items() for v, cell in cells.items() if cell["status"] == "harness"]
+    assert harness == []
+    unnamed = [(i, v, cell["note"]) for i, cells in matrix["cells"].items() for v, cell in cells.items()
+               if cell["status"] == "n/a" and not re.fullmatch(r"burn(::\w+)+(, burn(::\w+)+)*", cell["note"])]
+    assert unnamed == []
 
 
 # -- versions and the mirror ------------------------------------------------------------------
@@ -129,8 +241,40 @@ def test_the_versions_are_the_pin_and_those_of_the_versions_file():
     versions = load_versions(ROOT)
     locked = re.search(r'name = "burn"\nversion = "([^"]+)"', (ROOT / "Cargo.lock").read_text()).group(1)
     assert [v for v in versions if v.pinned] == [pinned_version(ROOT)] and pinned_version(ROOT).burn == locked
-    assert len(versions) >= 3 and versions == sorted(versions, key=lambda v: version_key(v.burn))
+    assert len(versions) >= 3 and versions == sorted(versions, key=lambda v: (version_key(v.burn), v.profile != "debug"))
     assert version_key("0.21.0") < version_key("0.22.1") < version_key("0.23.0-pre.1") < version_key("0.23.0")
+
+
+def test_the_pin_has_a_release_column_built_in_its_own_mirror_held_to_the_checkouts_lock(tmp_path):
+    versions = load_versions(ROOT)
+    pin = pinned_version(ROOT)
+    release = next(v for v in versions if v.profile == "release")
+    assert (release.burn, release.column, release.pinned) == (pin.burn, f"{pin.burn} release", False)
+    assert [v.column for v in versions].index(release.column) == [v.column for v in versions].index(pin.column) + 1
+    mirror = generate(ROOT, release, [catalog.get("p12").folder], into=tmp_path / "mirror")
+    assert mirror.cargo_profile_flags == ["--release"] and mirror.lock.read_bytes() == (ROOT / "Cargo.lock").read_bytes()
+    assert Mirror(pin, tmp_path, ()).cargo_profile_flags == []
+    assert Workspace(mirror.root, mirror.target, profile="release").binary("p12") == mirror.target / "release" / "p12"
+
+
+def test_a_profile_the_matrix_does_not_know_is_refused(tmp_path):
+    root = tmp_path / "root"
+    (root / "lab" / "matrix").mkdir(parents=True)
+    (root / "Cargo.toml").symlink_to(ROOT / "Cargo.toml")
+    (root / "lab" / "matrix" / "versions.toml").write_text('[[version]]\nburn = "0.22.1"\nprofile = "bench"\n')
+    with pytest.raises(UsageError, match="profile"):
+        load_versions(root)
+    (root / "lab" / "matrix" / "versions.toml").write_text('[[version]]\nburn = "0.22.1"\n')  # the pin's debug column again
+    with pytest.raises(UsageError, match="twice"):
+        load_versions(root)
+
+
+def test_a_release_claim_that_differs_from_the_debug_run_is_listed():
+    record = copy.deepcopy(committed("p12"))
+    assert claims_unlike_the_pin(STORE, record) == []
+    flipped = record.claims[0]
+    flipped.ok, flipped.observed = not flipped.ok, "exit 0, dump none"
+    assert claims_unlike_the_pin(STORE, record) == [{"id": flipped.id, "debug": committed("p12").claims[0].observed, "observed": "exit 0, dump none"}]
 
 
 def cargo_metadata(folder) -> dict:
@@ -324,7 +468,38 @@ def test_the_catalog_page_shows_the_matrix_once_per_error(tmp_path):
     failed = matrix["cells"]["p12"]["0.23.0-pre.1"]["failed"][0]
     assert f"`{failed['id']}` 实测「{failed['observed']}」" in page
     view = catalog_view(matrix)
-    assert [v["counts"]["n/a"] for v in view["versions"]] == [2, 0, 0]
+    assert [v["counts"]["harness"] for v in view["versions"]] == [2, 0, 0]
+
+
+def test_the_catalog_page_names_the_api_an_na_cell_lacks(tmp_path):
+    matrix = small_matrix(tmp_path)
+    gone = catalog.get("p12").negative_control.candidate
+    matrix["cells"]["p12"]["0.23.0-pre.1"] = classify(catalog.get("p12"), absent(committed("p12"), gone)).to_dict()
+    other_id, program = beside_the_control()
+    matrix["cells"][other_id] = {"0.23.0-pre.1": classify(catalog.get(other_id), absent(committed(other_id), program)).to_dict()}
+    page = render_catalog(checkout_with_matrix(tmp_path, matrix))
+    assert re.search(r"^- \[p12\]\(p12\.md\)，burn 0\.23\.0-pre\.1，不适用（断言 \d+/\d+ 成立）：这个版本没有 `burn::backend::NdArray`。$", page, re.M)
+    assert f"变体 `{program}` 不适用：这个版本没有 `burn::backend::NdArray`" in page
+    text = render_chapter(checkout_with_matrix(tmp_path / "chapter", matrix), committed("p12"))
+    assert "0.23.0-pre.1「不适用：没有 burn::backend::NdArray」" in text
+
+
+def test_the_catalog_page_says_where_a_release_build_differs_from_debug(tmp_path):
+    matrix = small_matrix(tmp_path)
+    matrix["versions"]["0.22.1 release"] = {"pinned": False, "backend": "Flex", "burn": "0.22.1", "profile": "release", "features": [],
+                                            "why": "", "plumbing": "", "backends": []}
+    cell = classify(catalog.get("p12"), committed("p12")).to_dict()
+    claim = committed("p12").claims[0]
+    cell["unlike_debug"] = [{"id": claim.id, "debug": claim.observed, "observed": "exit 0, dump none"}]
+    matrix["cells"]["p12"]["0.22.1 release"] = cell
+    page = render_catalog(checkout_with_matrix(tmp_path, matrix))
+    assert f"；和 debug 构建结果不同的断言：`{claim.id}` debug 实测「{claim.observed}」，release 实测「exit 0, dump none」" in page
+    assert re.search(r"^\| 编号 \| 标题 \|.* 0\.22\.1 release \|", page, re.M)
+    statuses = chapter_statuses(matrix, "p12")
+    assert statuses[-1]["profile"] == "release" and statuses[-1]["unlike_debug"] == cell["unlike_debug"]
+    assert statuses[-1]["word"] == f"{STATUS_ZH[cell['status']]}；和 debug 构建不同的断言：{claim.id}"
+    text = render_chapter(checkout_with_matrix(tmp_path / "chapter", matrix), committed("p12"))
+    assert f"0.22.1 release「{statuses[-1]['word']}」" in text
 
 
 def test_a_chapter_says_where_its_pitfall_stands_on_each_version(tmp_path):
@@ -384,7 +559,7 @@ def test_a_real_matrix_run_on_another_burn_leaves_the_checkout_alone(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     matrix = json.loads((tmp_path / "matrix.json").read_text())
     cell = matrix["cells"]["p12"][other.burn]
-    assert cell["status"] in STATUSES
+    assert cell["status"] in STATUSES and cell["status"] != "harness", cell["note"]
     if cell["status"] != "n/a":
         record = RunRecord.load(tmp_path / other.burn / "p12" / "record.json")
         assert {p.metadata.get("framework_version") for p in record.programs if p.side == "burn" and p.dump} == {other.burn}

@@ -1,6 +1,7 @@
 //! The lab's burn-side plumbing, shared by the experiment programs (`experiments/*/burn.rs`):
 //!
 //! - [`args`]: the command line every experiment program takes, `--variant NAME --out DIR`.
+//! - [`compat`]: the per-version shims (the matrix builds every experiment on several burns).
 //! - [`inputs`]: the deterministic input ramp and the hash both sides record.
 //! - [`BURN_VERSION`]: the burn version Cargo.lock resolved, and [`dump_builder`], which starts
 //!   every experiment's dump with it and the rest of the lab's provenance.
@@ -10,6 +11,7 @@
 //! Nothing here is for users' ports; that is the `pita` crate.
 
 pub mod args;
+pub mod compat;
 pub mod inputs;
 pub mod loaded;
 

@@ -24,6 +24,7 @@ from pita_lab.book.defaults import render_defaults_page
 from pita_lab.book.environment import KIND_ZH, MAINLINE_ZH, book_dir, environment
 from pita_lab.book.figures import chapter_figures, render_figures
 from pita_lab.book.lint import render_lint_catalog
+from pita_lab.book.measured import FigureChanged, located
 from pita_lab.book.navigation import chapter_links, render_diagnosis_page, render_symptoms_page
 from pita_lab.book.settings_table import render_settings_table
 from pita_lab.book.signatures import render_signatures
@@ -49,6 +50,13 @@ MATRIX = "matrix"
 def render_all(root: Path, ids: list[str] | None = None) -> dict[Path, str]:
     """Chapter path -> rendered text, for every experiment that has a record (or only `ids`,
     without the catalog page)."""
+    try:
+        return _render_all(root, ids)
+    except FigureChanged as error:
+        raise located(error) from error
+
+
+def _render_all(root: Path, ids: list[str] | None) -> dict[Path, str]:
     chapters, store = {}, RecordStore(root)
     for experiment_id in ids or catalog.chapter_ids():
         record = store.committed(experiment_id)

@@ -8,6 +8,7 @@ from pathlib import Path
 import jinja2
 
 from pita_lab import catalog
+from pita_lab.book.measured import MeasuredLoader, install
 from pita_lab.kinds import Kind, Stage
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -23,13 +24,14 @@ def book_dir(root: Path) -> Path:
 def environment() -> jinja2.Environment:
     environment = jinja2.Environment(
         # Shared layouts by name (`layout.md.j2`), chapters by folder (`p12-…/chapter.md.j2`).
-        loader=jinja2.FileSystemLoader([TEMPLATES, catalog.experiments_dir(), catalog.examples_dir(), catalog.ports_dir(), catalog.guides_dir()]),
+        loader=MeasuredLoader([TEMPLATES, catalog.experiments_dir(), catalog.examples_dir(), catalog.ports_dir(), catalog.guides_dir()]),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
     )
     environment.filters.update(g9=lambda v: f"{v:.9g}", e2=lambda v: f"{v:.2e}", tail=tail)
+    install(environment)  # `int`, `round` and `format` refuse to print a figure that was not measured
     return environment
 
 
