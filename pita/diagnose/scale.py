@@ -2,7 +2,8 @@
 
 What it detects
     A factor `k` (not 1) such that `candidate ≈ k × reference` element by element, with the error
-    left after dividing by `k` far below the error before, read off at least two nonzero elements:
+    left after dividing by `k` far below the error before and below the reference's own size (a
+    huge `k` shrinks any candidate to about 0), read off at least two nonzero elements:
     any two numbers are a scale of each other, so a single element (a loss) is a scale only when
     `k` is a count (an integer of at least 2, or its inverse: a batch size, a number of classes, of
     accumulation steps), and only beside another tensor that shows the same factor.
@@ -45,7 +46,9 @@ def detect(pair: Pair) -> Diagnosis | None:
         return None
     before = float(np.max(np.abs(c - r)))
     residual = float(np.max(np.abs(c / factor - r)))
-    if not explains(residual, before, pair.atol):
+    # Dividing by a huge factor shrinks any candidate to about 0, leaving |reference| as the
+    # residual, tiny beside `before`: the scaled candidate must also reproduce the reference.
+    if not explains(residual, before, pair.atol) or not explains(residual, float(np.max(np.abs(r))), pair.atol):
         return None
     shown = format_factor(factor)
     message = f"candidate = {shown} × reference (after dividing by {shown}: max|diff| {residual:.2e})"

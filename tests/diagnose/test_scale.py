@@ -31,6 +31,16 @@ def test_does_not_explain_unrelated_random_differences():
         assert detect(reference, candidate) is None
 
 
+def test_a_huge_factor_on_some_elements_is_no_scale_when_the_rest_do_not_follow():
+    """Variances clamped to eps blow up a few gradient entries by ~5e5 while the rest stay as they
+    were: the median ratio is huge, and dividing by it leaves about |reference|, which is tiny beside
+    the error before but does not reproduce the reference."""
+    reference = [-0.09, -0.08, -0.1, -0.07, -0.085]
+    candidate = [-0.09 * 576247, -0.08 * 576247, -0.1 * 576247, -0.07, -0.085]
+    assert detect(reference, candidate) is None
+    assert format_factor(detect(reference, [v * 576247 for v in reference]).params["factor"]) == "576247"
+
+
 def test_does_not_call_rounding_noise_or_a_sign_flip_a_scale():
     values = np.linspace(-1, 1, 9, dtype=np.float32)
     assert detect(values, np.nextafter(values, np.float32(2))) is None
