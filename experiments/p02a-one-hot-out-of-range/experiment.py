@@ -44,7 +44,7 @@ def magnitude(record) -> str:
 EXPERIMENT = Experiment(
     id="p02a",
     title="one_hot 遇到负标签：-1 悄悄变成最后一类，-100 在 scatter 里 panic",
-    mainline="loss",
+    mainline="tensors and shapes",
     kind="silent",
     symptoms=("loss-wrong", "panic"),
     related=("p11b",),
