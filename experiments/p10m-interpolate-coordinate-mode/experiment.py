@@ -6,9 +6,9 @@ only `align_corners`."""
 from dataclasses import dataclass
 
 from pita_lab.experiment import Accepts, Experiment, Matches, Mismatches, SideClaim, SourceRef
+from pita_lab.matrix import API_ABSENT_EXIT
 
-# What `pita_lab::compat::api_absent` prints and exits with (lab/burn/src/compat.rs).
-API_ABSENT_EXIT = 64
+# The line `pita_lab::compat::api_absent` prints (lab/burn/src/compat.rs), as the matrix reads it.
 API_ABSENT_PREFIX = "burn api absent: "
 
 
