@@ -105,7 +105,7 @@ pub fn interpolate_with_coordinate_mode(
 /// `Debug` form from 0.23 on; up to 0.22, `AlignCorners` or `HalfPixel` from `align_corners`).
 pub fn interpolate_coordinate_mode_name(options: &burn::tensor::ops::InterpolateOptions) -> String {
     #[cfg(not(burn_minor = "23"))]
-    return if options.align_corners { "AlignCorners" } else { "HalfPixel" }.to_string();
+    return if interpolate_align_corners(options) { "AlignCorners" } else { "HalfPixel" }.to_string();
     #[cfg(burn_minor = "23")]
     return format!("{:?}", options.coordinate_transform);
 }
