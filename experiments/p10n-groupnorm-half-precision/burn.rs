@@ -54,7 +54,7 @@ fn main() -> Result<(), pita::Error> {
         _ => unreachable!("Args::parse accepts only the listed variants"),
     };
     let dtype = out.dtype();
-    let max_abs = out.clone().abs().max().cast(FloatDType::F32).into_scalar::<f32>();
+    let max_abs: f32 = out.clone().abs().max().cast(FloatDType::F32).into_scalar();
     let first: Vec<f32> = values(out.clone().slice([0..1, 0..1, 0..1, 0..7])); // one period of the input
     println!("output dtype {dtype:?}; max |out| {max_abs}; first values {first:?}");
     assert!(dtype == DType::F16 || args.variant == "f32", "{dtype:?}");

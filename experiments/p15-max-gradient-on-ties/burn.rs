@@ -16,7 +16,7 @@ const PAIR_B: [f32; 2] = [2.0, 3.0];
 // book:begin like_torch
 /// max() with PyTorch's gradient: split evenly between the tied maxima.
 fn max_like_torch(x: Tensor<1>) -> Tensor<1> {
-    let max = x.clone().max().into_scalar::<f32>();
+    let max: f32 = x.clone().max().into_scalar();
     let is_max = x.clone().equal_elem(max).float(); // a constant: no gradient flows through it
     (x * is_max.clone()).sum() / is_max.sum()
 }

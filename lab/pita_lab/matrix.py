@@ -22,7 +22,9 @@ a cell (`classify`):
 The pin's column comes from the committed records (book/records/<id>.json). A version of
 versions.toml with `profile = "release"` is a column of its own (`0.22.1 release`), built with
 `--release` in its own mirror; its cells list the claims whose outcome differs from the pin's
-debug records (`unlike_debug`). The matrix is
+debug records (`unlike_debug`). A version built through a facade (`BurnVersion.facade`: burn
+0.21, whose API the lab's sources do not speak) does not count compile-fail claims: the compiler
+errors name the facade's types, not burn's own; the cell lists them (`through_facade`). The matrix is
 written, with every run's record, under `--out` only (default runs/matrix); `pita book update
 matrix --from runs/matrix` is the one step that commits it (book/records/matrix.json) with the
 lockfiles it was built with (lab/matrix/<version>/Cargo.lock). What the book shows of it, and
@@ -89,21 +91,26 @@ class Cell:
     absent: list[dict] = field(default_factory=list)
     # A release build's claims whose outcome differs from the pin's debug run: {id, debug, observed}
     unlike_debug: list[dict] = field(default_factory=list)
+    # A facade version's compile-fail claims, not counted (the errors name the facade's types)
+    through_facade: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-def classify(experiment: Experiment, record: RunRecord) -> Cell:
+def classify(experiment: Experiment, record: RunRecord, facade: bool = False) -> Cell:
     """The status of one run of `experiment` (see the module docstring). The claims about a
-    program whose API is absent are left out of `claims` and `failed`: they observed nothing."""
+    program whose API is absent are left out of `claims` and `failed`: they observed nothing; so
+    are a facade version's compile-fail claims (`facade`), which observed the facade."""
     results = {claim.id: claim for claim in record.claims}
     absent = absent_apis(record)
     gone = {a["program"] for a in absent}
     about_gone = {c.id for c in experiment.claims if claim_programs(c) & gone}
-    observed = [c for c in record.claims if c.id not in about_gone]
+    compiled = [c.id for c in experiment.claims if isinstance(c, CompileFails)] if facade else []
+    observed = [c for c in record.claims if c.id not in about_gone and c.id not in compiled]
     failed = [{"id": c.id, "expected": c.expected, "observed": c.observed} for c in observed if not c.ok]
-    cell = Cell(status="changed", claims=f"{len(observed) - len(failed)}/{len(observed)}", failed=failed, absent=absent)
+    cell = Cell(status="changed", claims=f"{len(observed) - len(failed)}/{len(observed)}", failed=failed, absent=absent,
+                through_facade=compiled)
     cell.sources_not_found = list(dict.fromkeys(f"{s.crate} {s.file} {s.function}" for s in record.sources if s.line == 0))
     control = experiment.negative_control
     burn_programs = {f"burn-{run.variant}" for run in record.programs if run.side == "burn"}
@@ -393,7 +400,8 @@ def run_version(store: RecordStore, version: BurnVersion, experiments: list[Expe
     root = store.root
     column = version.column
     matrix["versions"][column] = {"pinned": version.pinned, "backend": version.backend, "burn": version.burn, "profile": version.profile,
-                                  "features": _features(root, version), "why": version.why, "plumbing": "", "backends": []}
+                                  "features": _features(root, version), "why": version.why, "plumbing": "", "backends": [],
+                                  **({"facade": version.facade} if version.facade else {})}
     if version.pinned:
         run_pinned(store, version, experiments, out, matrix)
         return
@@ -440,7 +448,7 @@ def run_cell(store: RecordStore, experiment: Experiment, out: Path, workspace: W
     record.save(RecordStore.fresh_path(out))
     print(claims_table(record), flush=True)
     note_backends(facts, record)
-    cell = classify(experiment, record)
+    cell = classify(experiment, record, facade=bool(facts.get("facade")))
     split_moved_sources(cell, experiment, record, workspace.root)
     cell.programs = [p for p in exits_unlike_the_pin(store, record) if p["program"] not in {a["program"] for a in cell.absent}]
     if workspace.profile != "debug":

@@ -4,6 +4,7 @@ against the committed one (`pita book drift matrix`, and `pita matrix` when it e
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from pita_lab.drift import DEFAULT_TOLERANCE, Difference, DriftReport, compare_values
 
@@ -63,6 +64,7 @@ def catalog_view(matrix: dict | None) -> dict | None:
     for name, facts in matrix["versions"].items():
         statuses = [cells[name]["status"] for cells in matrix["cells"].values() if name in cells]
         versions.append({"burn": name, "pinned": facts["pinned"], "backend": facts["backend"], "plumbing": facts.get("plumbing", ""),
+                         "facade": str(Path(facts["facade"]).parent) if facts.get("facade") else "",
                          "counts": {status: statuses.count(status) for status in STATUS_ZH}})
     rows = {i: [cells.get(name) for name in names] for i, cells in matrix["cells"].items()}
     notes = []
@@ -73,12 +75,13 @@ def catalog_view(matrix: dict | None) -> dict | None:
                 continue
             own_note = bool(cell["note"]) and cell["note"] != matrix["versions"][name].get("plumbing")
             moved, absent, unlike_debug = cell.get("sources_moved", []), cell.get("absent", []), cell.get("unlike_debug", [])
-            if cell["failed"] or own_note or cell["programs"] or cell["sources_not_found"] or moved or absent or unlike_debug:
+            through_facade = cell.get("through_facade", [])
+            if cell["failed"] or own_note or cell["programs"] or cell["sources_not_found"] or moved or absent or unlike_debug or through_facade:
                 notes.append({"id": experiment_id, "version": name, "cell": cell, "note": inline_code(cell["note"]) if own_note else "",
                               "sources": [inline_code(s) for s in cell["sources_not_found"]],
                               "moved": [inline_code(s) for s in moved],
                               "absent": [{"program": a["program"], "api": inline_code(a["api"])} for a in absent],
-                              "unlike_debug": unlike_debug})
+                              "unlike_debug": unlike_debug, "through_facade": through_facade})
     for version in versions:
         version["plumbing"] = inline_code(version["plumbing"]) if version["plumbing"] else ""
     return {"versions": versions, "rows": rows, "notes": notes, "empty_row": [None] * len(names)}

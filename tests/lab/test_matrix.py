@@ -16,11 +16,22 @@ from conftest import ROOT, pita, tracked_digest
 from pita.errors import UsageError
 from pita_lab import catalog
 from pita_lab.book import KIND_ZH, MAINLINE_ZH, render_catalog, render_chapter
-from pita_lab.claims import Panics, Relates
+from pita_lab.claims import CompileFails, Panics, Relates
 from pita_lab.kinds import PITFALL_KINDS
-from pita_lab.matrix import API_ABSENT_EXIT, STATUSES, build, claims_unlike_the_pin, classify, merged, not_built, refuse_machine_failure, split_moved_sources
+from pita_lab.matrix import (
+    API_ABSENT_EXIT,
+    API_ABSENT_LINE,
+    STATUSES,
+    build,
+    claims_unlike_the_pin,
+    classify,
+    merged,
+    not_built,
+    refuse_machine_failure,
+    split_moved_sources,
+)
 from pita_lab.matrix_views import STATUS_ZH, catalog_view, chapter_statuses, compare_matrices
-from pita_lab.matrix_workspace import BurnVersion, Mirror, generate, load_versions, pinned_version, version_key
+from pita_lab.matrix_workspace import BurnVersion, Mirror, generate, load_versions, patch_crates, pinned_version, version_key
 from pita_lab.record import RunRecord
 from pita_lab.run import Workspace
 from pita_lab.store import RecordStore
@@ -52,6 +63,22 @@ def test_a_committed_pitfall_is_present():
     cell = classify(catalog.get("p12"), record)
     assert cell.status == "present" and not cell.failed and not cell.note
     assert cell.claims == f"{len(record.claims)}/{len(record.claims)}"
+
+
+def test_a_facade_version_does_not_count_compile_fail_claims():
+    """Through burn 0.21's facade the compiler names the facade's types: a snapshot that differs
+    there says nothing about burn, so the claim is listed, not counted; elsewhere it counts."""
+    experiment = next(catalog.get(i) for i in catalog.ids() if any(isinstance(c, CompileFails) for c in catalog.get(i).claims)
+                      and catalog.get(i).kind in PITFALL_KINDS and STORE.has_committed(i))
+    record = copy.deepcopy(committed(experiment.id))
+    compile_claims = [c.id for c in experiment.claims if isinstance(c, CompileFails)]
+    for claim in record.claims:
+        if claim.id in compile_claims:
+            claim.ok, claim.observed = False, "error[E0308]: mismatched types … snapshot DIFFERS"
+    elsewhere, through = classify(experiment, record), classify(experiment, record, facade=True)
+    assert {f["id"] for f in elsewhere.failed} >= set(compile_claims) and not elsewhere.through_facade
+    assert through.through_facade == compile_claims and not {f["id"] for f in through.failed} & set(compile_claims)
+    assert through.claims == f"{len(record.claims) - len(compile_claims)}/{len(record.claims) - len(compile_claims)}"
 
 
 def test_a_control_that_now_matches_is_fixed():
@@ -335,6 +362,82 @@ def test_regenerating_a_mirror_keeps_its_build_and_drops_old_members(tmp_path):
     again = generate(ROOT, version, folders[:1], into=tmp_path / "mirror")
     assert (again.target / "debug" / "kept").read_text() == "built"
     assert not (again.root / folders[1]).exists() and (again.root / folders[0] / "burn.rs").resolve() == ROOT / folders[0] / "burn.rs"
+
+
+FACADE_VERSION = "0.21.0"
+
+
+def fake_registry(home, version: BurnVersion):
+    """Published sources of each crate `version` patches, as cargo's registry holds them: a
+    manifest, a lib.rs, and each file a replacement reads, holding its text once."""
+    for patch in sorted((ROOT / version.patches).iterdir()):
+        crate = home / "registry" / "src" / "index.example" / f"{patch.name}-{version.burn}"
+        write(crate / "Cargo.toml", f'[package]\nname = "{patch.name}"\nversion = "{version.burn}"\nedition = "2021"\n')
+        write(crate / "src" / "lib.rs", "//! published\n")
+        listing = patch / "replace.toml"
+        for change in (tomllib.loads(listing.read_text())["replace"] if listing.is_file() else []):
+            target = crate / change["file"]
+            write(target, (target.read_text() if target.is_file() else "") + "// published\n" + change["old"] + "\n")
+
+
+def facade_version() -> BurnVersion:
+    return next(v for v in load_versions(ROOT) if v.burn == FACADE_VERSION)
+
+
+def test_a_facade_version_builds_the_pins_api_through_its_facade_and_patched_crates(tmp_path, monkeypatch):
+    """burn 0.21: the mirror's `burn` (and `burn-train`) is the facade under lab/matrix/0.21.0,
+    whose crates are members; each patched burn crate is a copy of the published one with the
+    patch's modules declared and its replacements made, and `[patch.crates-io]` points at it."""
+    version = facade_version()
+    monkeypatch.setenv("CARGO_HOME", str(tmp_path / "cargo"))
+    fake_registry(tmp_path / "cargo", version)
+    trainer = next(e for e in catalog.all_experiments().values() if "burn-train" in (ROOT / e.folder / "Cargo.toml").read_text())
+    mirror = generate(ROOT, version, [catalog.get("p12").folder, trainer.folder], into=tmp_path / "mirror")
+    manifest = tomllib.loads((mirror.root / "Cargo.toml").read_text())
+    burn = manifest["workspace"]["dependencies"]["burn"]
+    assert (burn["package"], burn["path"]) == ("burn-facade", "facade") and "version" not in burn
+    assert {"facade", "facade/derive", "facade/train"} <= set(manifest["workspace"]["members"])
+    patches = sorted(p.name for p in (ROOT / version.patches).iterdir())
+    assert manifest["patch"]["crates-io"] == {name: {"path": f"patched/{name}-{version.burn}"} for name in patches}
+    for name in patches:
+        copy = mirror.root / "patched" / f"{name}-{version.burn}"
+        modules = sorted(m.stem for m in (ROOT / version.patches / name).glob("*.rs"))
+        assert (copy / "src" / "lib.rs").read_text().endswith("".join(f"mod {m};\n" for m in modules))
+        for module in modules:
+            assert (copy / "src" / f"{module}.rs").read_text() == (ROOT / version.patches / name / f"{module}.rs").read_text()
+        listing = ROOT / version.patches / name / "replace.toml"
+        for change in (tomllib.loads(listing.read_text())["replace"] if listing.is_file() else []):
+            text = (copy / change["file"]).read_text()
+            assert change["new"] in text and text.count(change["old"]) == change["new"].count(change["old"])
+    pita_burn = tomllib.loads((mirror.root / "crates" / "pita" / "Cargo.toml").read_text())["dependencies"]["burn"]
+    assert (pita_burn["package"], pita_burn["path"]) == ("burn-facade", "../../facade")
+    train = tomllib.loads((mirror.root / trainer.folder / "Cargo.toml").read_text())["dependencies"]["burn-train"]
+    assert (train["package"], train["path"]) == ("burn-train-facade", "../../facade/train")
+    metadata = cargo_metadata(mirror.root)
+    assert {"burn-facade", "burn-facade-derive", "burn-train-facade", "pita", "pita-lab"} <= {p["name"] for p in metadata["packages"]}
+
+
+def test_a_replacement_whose_text_is_not_in_the_published_file_once_is_refused(tmp_path, monkeypatch):
+    """A patch written for other sources must not apply silently elsewhere (or twice)."""
+    checkout = tmp_path / "checkout"
+    write(checkout / "patches" / "burn-nn" / "replace.toml", '[[replace]]\nfile = "src/lib.rs"\nold = "fn gone()"\nnew = "fn here()"\n')
+    monkeypatch.setenv("CARGO_HOME", str(tmp_path / "cargo"))
+    crate = tmp_path / "cargo" / "registry" / "src" / "index.example" / "burn-nn-0.21.0"
+    write(crate / "Cargo.toml", '[package]\nname = "burn-nn"\nversion = "0.21.0"\n')
+    write(crate / "src" / "lib.rs", "fn kept() {}\n")
+    with pytest.raises(UsageError, match="occurs 0 times"):
+        patch_crates(checkout, BurnVersion("0.21.0", patches="patches"), tmp_path / "mirror")
+
+
+def test_the_facades_absent_apis_end_the_program_as_the_labs_shim_does():
+    """The facade cannot call pita-lab's `api_absent` (pita-lab depends on it): its own prints
+    the same line and exits with the same status, which is what makes a cell "n/a"."""
+    facade = (ROOT / facade_version().facade / "src" / "absent.rs").read_text()
+    compat = (ROOT / "lab" / "burn" / "src" / "compat.rs").read_text()
+    prefix = re.search(r'API_ABSENT_PREFIX: &str = "([^"]+)"', compat).group(1)
+    line = re.search(r'eprintln!\("([^"]+)"', facade).group(1)
+    assert line.startswith(prefix) and API_ABSENT_LINE.match(line.replace("{api}", "burn::nn::Example"))
+    assert f"exit({API_ABSENT_EXIT})" in facade and f"API_ABSENT_EXIT: i32 = {API_ABSENT_EXIT}" in compat
 
 
 # -- building: a real cargo build of a small workspace shaped like the lab's, without burn ---------

@@ -44,11 +44,14 @@ pub fn interpolate_align_corners(options: &burn::tensor::ops::InterpolateOptions
     return options.align_corners();
 }
 
-/// What a store's `get_all_tensors` holds for each name: burn-pack's tensor up to burn 0.22,
-/// burn-store's lazily read `StoreTensor` from 0.23 on.
-#[cfg(not(burn_minor = "23"))]
+/// What a store's `get_all_tensors` holds for each name: burn-store's `TensorSnapshot` on burn
+/// 0.21, burn-pack's tensor on 0.22, burn-store's lazily read `StoreTensor` from 0.23 on.
+#[cfg(burn_minor = "21")]
+pub type StoredTensor = burn::store::TensorSnapshot;
+/// What a store's `get_all_tensors` holds for each name (see the other cfgs' doc).
+#[cfg(burn_minor = "22")]
 pub type StoredTensor = burn::store::burn_pack::Tensor;
-/// What a store's `get_all_tensors` holds for each name (see the other cfg's doc).
+/// What a store's `get_all_tensors` holds for each name (see the other cfgs' doc).
 #[cfg(burn_minor = "23")]
 pub type StoredTensor = burn::store::StoreTensor;
 
@@ -58,6 +61,23 @@ pub fn stored_tensor_data(tensor: &StoredTensor) -> burn::tensor::TensorData {
     return burn::store::bridge::to_data(tensor).expect("tensor data");
     #[cfg(burn_minor = "23")]
     return tensor.to_data().expect("tensor data");
+}
+
+/// What `ModuleSnapshot::collect` gives for each parameter: burn-store's `TensorSnapshot` on burn
+/// 0.21, burn-pack's tensor from 0.22 on.
+#[cfg(burn_minor = "21")]
+pub type CollectedTensor = burn::store::TensorSnapshot;
+/// What `ModuleSnapshot::collect` gives for each parameter (see the other cfg's doc).
+#[cfg(not(burn_minor = "21"))]
+pub type CollectedTensor = burn::store::burn_pack::Tensor;
+
+/// A collected parameter's path (`lstm.input_gate.input_transform.weight`): `full_path()` on burn
+/// 0.21, the `name` field from 0.22 on.
+pub fn collected_tensor_path(tensor: &CollectedTensor) -> String {
+    #[cfg(burn_minor = "21")]
+    return tensor.full_path();
+    #[cfg(not(burn_minor = "21"))]
+    return tensor.name.clone();
 }
 
 /// A coordinate mapping of interpolation, named as burn 0.23's
@@ -114,7 +134,7 @@ pub fn interpolate_coordinate_mode_name(options: &burn::tensor::ops::Interpolate
 /// 0.22 on; 0.21's burn-nn has no such mode, so the program is `api_absent` there.
 pub fn nearest_exact_mode() -> burn::nn::interpolate::InterpolateMode {
     #[cfg(burn_minor = "21")]
-    return api_absent("burn::nn::interpolate::InterpolateMode::NearestExact");
+    api_absent("burn::nn::interpolate::InterpolateMode::NearestExact");
     #[cfg(not(burn_minor = "21"))]
     return burn::nn::interpolate::InterpolateMode::NearestExact;
 }

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 
 use burn::store::{bridge, ModuleSnapshot};
 
+use crate::compat::collected_tensor_path;
+
 /// A module's parameters by path (`lstm.input_gate.input_transform.weight`), as raw bytes.
 pub struct Parameters(BTreeMap<String, Vec<u8>>);
 
@@ -17,7 +19,7 @@ impl Parameters {
             .into_iter()
             .map(|tensor| {
                 let data = bridge::to_data(&tensor).expect("parameter data");
-                (tensor.name.clone(), data.as_bytes().to_vec())
+                (collected_tensor_path(&tensor), data.as_bytes().to_vec())
             })
             .collect();
         Parameters(bytes)
