@@ -64,7 +64,7 @@ def catalog_view(matrix: dict | None) -> dict | None:
     for name, facts in matrix["versions"].items():
         statuses = [cells[name]["status"] for cells in matrix["cells"].values() if name in cells]
         versions.append({"burn": name, "pinned": facts["pinned"], "backend": facts["backend"], "plumbing": facts.get("plumbing", ""),
-                         "facade": str(Path(facts["facade"]).parent) if facts.get("facade") else "",
+                         "facade_dir": str(Path(facts["facade"]).parent) if facts.get("facade") else "",
                          "counts": {status: statuses.count(status) for status in STATUS_ZH}})
     rows = {i: [cells.get(name) for name in names] for i, cells in matrix["cells"].items()}
     notes = []

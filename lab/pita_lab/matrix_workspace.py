@@ -161,22 +161,20 @@ def generate(root: Path, version: BurnVersion, experiment_folders: list[str], in
             shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
     manifest = root_manifest(root)
     pin = pinned_version(root).burn
-    members = ("crates/pita", "lab/burn", *(f for f in experiment_folders if (root / f / "Cargo.toml").is_file()))  # a half-made folder is no crate
+    linked = ("crates/pita", "lab/burn", *(f for f in experiment_folders if (root / f / "Cargo.toml").is_file()))  # a half-made folder is no crate
     stand_ins = facade_crates(root / version.facade) if version.facade else {}
     if version.facade:
         link_entries(root / version.facade, mirror / FACADE)
-        members = (FACADE, *(f"{FACADE}/{m}" for m in facade_members(root / version.facade)), *members)
     patched = patch_crates(root, version, mirror)
-    for member in members:
-        if member == FACADE or member.startswith(FACADE + "/"):
-            continue
+    for member in linked:
         link_entries(root / member, mirror / member, skip=("Cargo.toml",))
         text = member_manifest(root / member / "Cargo.toml", version, pin, crate=member == "crates/pita", stand_ins=stand_ins)
         if text is None:
             os.symlink(root / member / "Cargo.toml", mirror / member / "Cargo.toml")
         else:
             write(mirror / member / "Cargo.toml", HEADER.format(burn=version.burn) + text)
-    write(mirror / "Cargo.toml", HEADER.format(burn=version.burn) + workspace_manifest(manifest, version, members, patched))
+    members = (*(facade_members(root / version.facade) if version.facade else ()), *linked)
+    write(mirror / "Cargo.toml", HEADER.format(burn=version.burn) + workspace_manifest(manifest, version, members, patched, stand_ins))
     committed = committed_lock(root, version.burn)
     if committed.is_file():
         shutil.copyfile(committed, mirror / "Cargo.lock")
@@ -189,9 +187,9 @@ PATCHED = "patched"
 
 
 def facade_members(facade: Path) -> list[str]:
-    """The crates inside a facade's folder (its derive macro, burn-train's facade): members of
-    the mirror too."""
-    return sorted(p.parent.name for p in facade.glob("*/Cargo.toml"))
+    """The facade's crates, as the mirror's members: the facade and each crate in its folder (its
+    derive macro, burn-train's facade)."""
+    return [FACADE, *(f"{FACADE}/{p.parent.name}" for p in sorted(facade.glob("*/Cargo.toml")))]
 
 
 FACADE_SUFFIX = "-facade"
@@ -284,15 +282,16 @@ def write(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-def workspace_manifest(manifest: dict, version: BurnVersion, members: tuple[str, ...], patched: dict[str, str] | None = None) -> str:
-    """The checkout's workspace with burn at `version` (or its facade) and only `members`; the
-    patched burn crates; its profiles as they are."""
+def workspace_manifest(manifest: dict, version: BurnVersion, members: tuple[str, ...], patched: dict[str, str] | None = None,
+                       stand_ins: dict[str, tuple[str, str]] | None = None) -> str:
+    """The checkout's workspace with burn at `version` (or the facade that stands in for it) and
+    only `members`; the patched burn crates; its profiles as they are."""
     workspace = manifest["workspace"]
     dependencies = dict(workspace["dependencies"])
     burn = dict(dependencies["burn"])
     burn["version"] = f"={version.burn}"
     burn["features"] = version.features(burn.get("features", []))
-    dependencies["burn"] = facade_dependency(burn) if version.facade else burn
+    dependencies["burn"] = facade_dependency(burn, *stand_ins["burn"]) if "burn" in (stand_ins or {}) else burn
     document = {
         "workspace": {"resolver": workspace.get("resolver", "2"), "members": list(members)},
         "workspace.package": workspace.get("package", {}),
@@ -303,10 +302,7 @@ def workspace_manifest(manifest: dict, version: BurnVersion, members: tuple[str,
     return manifest_text(document)
 
 
-FACADE_PACKAGE = "burn-facade"
-
-
-def facade_dependency(burn: dict, path: str = FACADE, package: str = FACADE_PACKAGE) -> dict:
+def facade_dependency(burn: dict, package: str, path: str) -> dict:
     """A burn crate's dependency as the mirror's facade of it: same features (a facade has the
     pin's feature names), its path instead of a version."""
     wanted = {k: v for k, v in burn.items() if k != "version"}
@@ -337,7 +333,7 @@ def member_manifest(path: Path, version: BurnVersion, pin: str, crate: bool = Fa
             wanted = dict(requirement)
             if name in (stand_ins or {}) and not wanted.get("workspace"):
                 package, folder = stand_ins[name]
-                wanted = facade_dependency(wanted, path=str(Path("..") / ".." / folder), package=package)
+                wanted = facade_dependency(wanted, package, str(Path("..") / ".." / folder))
             elif wanted.get("version", "").lstrip("=^") == pin or (crate and name == "burn"):
                 wanted["version"] = f"={version.burn}"
             wanted_features = [f for f in wanted.get("features", []) if f not in version.lacks]
@@ -347,12 +343,14 @@ def member_manifest(path: Path, version: BurnVersion, pin: str, crate: bool = Fa
                 manifest[table_name] = {**manifest[table_name], name: wanted}
                 changed = True
         for name, requirement in manifest.get(table_name, {}).items():
-            if name.startswith("burn") and isinstance(requirement, str) and requirement.lstrip("=^") == pin:
-                manifest[table_name] = {**manifest[table_name], name: f"={version.burn}"}
-                changed = True
-            if name in (stand_ins or {}) and isinstance(requirement, str):
+            if not isinstance(requirement, str):
+                continue
+            if name in (stand_ins or {}):
                 package, folder = stand_ins[name]
-                manifest[table_name] = {**manifest[table_name], name: facade_dependency({}, str(Path("..") / ".." / folder), package)}
+                manifest[table_name] = {**manifest[table_name], name: facade_dependency({}, package, str(Path("..") / ".." / folder))}
+                changed = True
+            elif name.startswith("burn") and requirement.lstrip("=^") == pin:
+                manifest[table_name] = {**manifest[table_name], name: f"={version.burn}"}
                 changed = True
     return manifest_text(manifest) if changed else None
 
